@@ -1,0 +1,66 @@
+"""fusion: calibrated, monotone fusion of several classifier scores into one probability.
+
+>>> import fusion
+>>> model = fusion.fit(S, y)                 # doctest: +SKIP
+>>> p = model.predict_proba(S_new)[:, 1]     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from . import metrics
+from ._base import FusionEstimator, SolverError, SolverWarning
+from .bernstein import BernsteinFusion
+from .ecdf import ConstantColumnError, ECDFNormalizer
+
+__version__ = "0.1.0"
+
+#: Registered methods of :func:`fit`: name -> estimator class.
+METHODS: dict[str, type[FusionEstimator]] = {
+    "bernstein": BernsteinFusion,
+}
+
+
+def fit(S, y, method: str = "bernstein", *, sample_weight=None, **params) -> FusionEstimator:
+    """Fit a fusion model and return the fitted estimator.
+
+    Parameters
+    ----------
+    S : array-like of shape (n, M)
+        Scores of the M classifiers on the same n samples (any monotone scale).
+    y : array-like of shape (n,)
+        Binary labels; the second class in sorted order is the positive one.
+    method : str, default="bernstein"
+        One of :data:`METHODS`.
+    sample_weight : array-like of shape (n,), optional
+        Row weights, for methods that support them.
+    **params
+        Constructor parameters of the chosen estimator.
+
+    Returns
+    -------
+    FusionEstimator
+        The fitted estimator; ``predict_proba(S_new)[:, 1]`` is the fused probability.
+    """
+    try:
+        cls = METHODS[method]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown method {method!r}; known methods: {sorted(METHODS)}."
+        ) from None
+    estimator = cls(**params)
+    if sample_weight is None:
+        return estimator.fit(S, y)
+    return estimator.fit(S, y, sample_weight=sample_weight)
+
+
+__all__ = [
+    "fit",
+    "METHODS",
+    "metrics",
+    "BernsteinFusion",
+    "ECDFNormalizer",
+    "ConstantColumnError",
+    "FusionEstimator",
+    "SolverError",
+    "SolverWarning",
+]
