@@ -44,9 +44,7 @@ def fit(S, y, method: str = "bernstein", *, sample_weight=None, **params) -> Fus
     try:
         cls = METHODS[method]
     except (KeyError, TypeError):
-        raise ValueError(
-            f"unknown method {method!r}; known methods: {sorted(METHODS)}."
-        ) from None
+        raise ValueError(f"unknown method {method!r}; known methods: {sorted(METHODS)}.") from None
     estimator = cls(**params)
     if sample_weight is None:
         return estimator.fit(S, y)

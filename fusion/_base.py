@@ -164,9 +164,7 @@ def check_normalized_points(U, n_features: int) -> np.ndarray:
     if U.ndim == 1 and U.shape[0] == n_features:
         U = U[None, :]
     if U.ndim != 2 or U.shape[1] != n_features:
-        raise ValueError(
-            f"normalized points must have shape (n, {n_features}), got {np.shape(U)}."
-        )
+        raise ValueError(f"normalized points must have shape (n, {n_features}), got {np.shape(U)}.")
     if not np.all(np.isfinite(U)):
         raise ValueError(f"normalized points must be finite; found {_first_nonfinite(U)}.")
     tol = 1e-12
@@ -223,8 +221,7 @@ def _encode_targets(y, n: int) -> tuple[np.ndarray, np.ndarray]:
     if classes.shape[0] != 2:
         shown = list(classes[:5]) + (["..."] if classes.shape[0] > 5 else [])
         raise ValueError(
-            f"y must hold exactly two classes for binary fusion; found {classes.shape[0]}: "
-            f"{shown}."
+            f"y must hold exactly two classes for binary fusion; found {classes.shape[0]}: {shown}."
         )
     if y.dtype.kind == "f" and type_of_target(y) == "continuous":
         raise ValueError(

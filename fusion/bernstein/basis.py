@@ -56,14 +56,18 @@ def tensor_design(U: np.ndarray, degrees: Sequence[int]) -> np.ndarray:
     return Phi
 
 
-def row_chunks(n: int, n_coef: int, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> Iterator[slice]:
+def row_chunks(
+    n: int, n_coef: int, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+) -> Iterator[slice]:
     """Slices of rows so that one chunk of the design holds about ``chunk_elements`` values."""
     step = max(1, chunk_elements // max(n_coef, 1))
     for start in range(0, n, step):
         yield slice(start, min(n, start + step))
 
 
-def evaluate(coef: np.ndarray, U: np.ndarray, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> np.ndarray:
+def evaluate(
+    coef: np.ndarray, U: np.ndarray, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+) -> np.ndarray:
     """Evaluate the tensor Bernstein polynomial with coefficients ``coef`` at rows of ``U``.
 
     Contracts one axis at a time (``O(n P)`` work, ``O(chunk * P)`` memory), never forming the

@@ -221,7 +221,9 @@ def _as_degrees(value, M: int, what: str) -> tuple[int, ...]:
             degrees = tuple(int(v) for v in value)
             ok = all(float(v) == int(v) for v in value)
         except (TypeError, ValueError):
-            raise ValueError(f"{what} must be an int or a sequence of ints, got {value!r}.") from None
+            raise ValueError(
+                f"{what} must be an int or a sequence of ints, got {value!r}."
+            ) from None
         if not ok:
             raise ValueError(f"{what} must hold integers, got {value!r}.")
         if len(degrees) != M:
