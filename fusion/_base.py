@@ -273,6 +273,8 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     _allows_1d: ClassVar[bool] = False
     #: Whether ``fit`` honours ``sample_weight``.
     _supports_sample_weight: ClassVar[bool] = True
+    #: Whether the fitted calibrating function is guaranteed non-decreasing in every score.
+    _monotone: ClassVar[bool] = False
     #: scikit-learn parameter constraints, validated once at ``fit``.
     _parameter_constraints: ClassVar[dict] = {}
 

@@ -90,6 +90,7 @@ class BernsteinFusion(FusionEstimator):
     """
 
     _allows_1d = True
+    _monotone = True
     _parameter_constraints = {
         "degree": [Interval(Integral, 0, None, closed="left"), "array-like", StrOptions({"cv"})],
         "degree_grid": ["array-like", None],
