@@ -17,6 +17,11 @@ __all__ = ["bernstein_basis", "tensor_design", "evaluate", "row_chunks", "DEFAUL
 #: Elements (rows x coefficients) of one design chunk: ~16 MB of float64.
 DEFAULT_CHUNK_ELEMENTS = 2_000_000
 
+#: Basis values below this are set to zero. Near the ends of [0, 1] high powers underflow
+#: towards subnormal numbers, and products of subnormals make BLAS 50x slower; values this
+#: small change f by less than 1e-150 since every coefficient lies in [0, 1].
+TINY = 1e-150
+
 
 def bernstein_basis(u: np.ndarray, degree: int) -> np.ndarray:
     """Univariate Bernstein basis ``b_{k,K}(u) = C(K, k) u^k (1 - u)^(K - k)``.
@@ -44,7 +49,9 @@ def bernstein_basis(u: np.ndarray, degree: int) -> np.ndarray:
     for k in range(1, K + 1):
         np.multiply(up[:, k - 1], u, out=up[:, k])
         np.multiply(vp[:, k - 1], v, out=vp[:, k])
-    return comb(K, np.arange(K + 1)) * up * vp[:, ::-1]
+    B = comb(K, np.arange(K + 1)) * up * vp[:, ::-1]
+    B[B < TINY] = 0.0
+    return B
 
 
 def tensor_design(U: np.ndarray, degrees: Sequence[int]) -> np.ndarray:
@@ -53,6 +60,7 @@ def tensor_design(U: np.ndarray, degrees: Sequence[int]) -> np.ndarray:
     for m in range(1, len(degrees)):
         B = bernstein_basis(U[:, m], degrees[m])
         Phi = (Phi[:, :, None] * B[:, None, :]).reshape(U.shape[0], -1)
+        Phi[Phi < TINY] = 0.0
     return Phi
 
 

@@ -95,17 +95,21 @@ def monotone_constraints(shape: tuple[int, ...]) -> tuple[sp.csc_matrix, np.ndar
     return A, lower, upper
 
 
+@lru_cache(maxsize=16)
+def _upper_pattern(P: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rows, cols = np.triu_indices(P)
+    order = np.lexsort((rows, cols))  # column-major, as CSC stores it
+    indptr = np.concatenate([[0], np.cumsum(np.arange(1, P + 1))])
+    return rows[order], cols[order], indptr
+
+
 def _dense_upper_csc(G: np.ndarray) -> sp.csc_matrix:
     """Upper triangle of a dense matrix as CSC with every position stored (zeros included).
 
     A fixed sparsity pattern lets :class:`QPSolver` update ``P`` in place across folds.
     """
-    P = G.shape[0]
-    rows, cols = np.triu_indices(P)
-    order = np.lexsort((rows, cols))  # column-major, as CSC stores it
-    rows, cols = rows[order], cols[order]
-    indptr = np.concatenate([[0], np.cumsum(np.arange(1, P + 1))])
-    return sp.csc_matrix((G[rows, cols], rows, indptr), shape=(P, P))
+    rows, cols, indptr = _upper_pattern(G.shape[0])
+    return sp.csc_matrix((G[rows, cols], rows, indptr), shape=G.shape)
 
 
 class MonotoneQP:
