@@ -52,7 +52,7 @@ def make_scores(n_fusion: int, n_test: int, seed: int):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fusion", description=__doc__)
     parser.add_argument("--n-fusion", type=int, default=1000, help="rows that train fusion")
-    parser.add_argument("--n-test", type=int, default=200_000, help="test rows")
+    parser.add_argument("--n-test", type=int, default=100_000, help="test rows")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
