@@ -108,7 +108,7 @@ def _bin_ids(p: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
 
 
 def reliability_bins(
-    y, p, *, n_bins: int = 10, strategy: str = "uniform", pos_label=None
+    y, p, n_bins: int = 10, strategy: str = "uniform", *, pos_label=None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-bin observed positive rate, mean prediction and count (non-empty bins only).
 
@@ -129,7 +129,7 @@ def reliability_bins(
 
 
 def binned_ece(
-    y, p, *, n_bins: int = 10, strategy: str = "uniform", weighted: bool = True, pos_label=None
+    y, p, n_bins: int = 10, strategy: str = "uniform", weighted: bool = True, *, pos_label=None
 ) -> float:
     """Expected calibration error over bins of the predicted probability.
 
@@ -154,7 +154,7 @@ def binned_ece(
     return float(np.mean(gap))
 
 
-def binned_mce(y, p, *, n_bins: int = 10, strategy: str = "uniform", pos_label=None) -> float:
+def binned_mce(y, p, n_bins: int = 10, strategy: str = "uniform", *, pos_label=None) -> float:
     """Maximum calibration error: the largest bin gap over non-empty bins."""
     obs, pred, _ = reliability_bins(y, p, n_bins=n_bins, strategy=strategy, pos_label=pos_label)
     return float(np.max(np.abs(obs - pred)))
@@ -212,7 +212,7 @@ class GridCalibration:
 
 
 def grid_calibration_table(
-    estimator, S, y, *, bins: int = 10, min_count: int = 1000
+    estimator, S, y, bins: int = 10, min_count: int = 1000
 ) -> GridCalibration:
     """Observed vs. fitted probability on the cells of a uniform grid of the normalized cube.
 
@@ -279,7 +279,7 @@ def grid_calibration_table(
     )
 
 
-def grid_ece(estimator, S, y, *, bins: int = 10, min_count: int = 1000) -> float:
+def grid_ece(estimator, S, y, bins: int = 10, min_count: int = 1000) -> float:
     """Grid ECE: mean ``|observed - f(centre)|`` over cells with ``>= min_count`` samples.
 
     See :func:`grid_calibration_table` for the parameters.
@@ -287,7 +287,7 @@ def grid_ece(estimator, S, y, *, bins: int = 10, min_count: int = 1000) -> float
     return grid_calibration_table(estimator, S, y, bins=bins, min_count=min_count).ece
 
 
-def grid_mce(estimator, S, y, *, bins: int = 10, min_count: int = 1000) -> float:
+def grid_mce(estimator, S, y, bins: int = 10, min_count: int = 1000) -> float:
     """Grid MCE: largest ``|observed - f(centre)|`` over cells with ``>= min_count`` samples.
 
     See :func:`grid_calibration_table` for the parameters.
