@@ -11,12 +11,14 @@ from . import metrics
 from ._base import FusionEstimator, SolverError, SolverWarning
 from .bernstein import BernsteinFusion
 from .ecdf import ConstantColumnError, ECDFNormalizer
+from .mrmic import MRMICFusion
 
 __version__ = "0.1.0"
 
 #: Registered methods of :func:`fit`: name -> estimator class.
 METHODS: dict[str, type[FusionEstimator]] = {
     "bernstein": BernsteinFusion,
+    "mrmic": MRMICFusion,
 }
 
 
@@ -56,6 +58,7 @@ __all__ = [
     "METHODS",
     "metrics",
     "BernsteinFusion",
+    "MRMICFusion",
     "ECDFNormalizer",
     "ConstantColumnError",
     "FusionEstimator",

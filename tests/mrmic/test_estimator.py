@@ -1,0 +1,160 @@
+"""Tests of fusion/mrmic/estimator.py: MRMICFusion end to end."""
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+import fusion
+from fusion import MRMICFusion
+from fusion.mrmic import DEFAULT_RELATIVE_LAM_GRID
+
+
+def simulate(n, seed, M=2):
+    """Two noisy views of a latent z; P(Y = 1 | S) is monotone in S (known truth)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    S = z[:, None] + rng.normal(size=(n, M))
+    y = (rng.uniform(size=n) < expit(2 * z)).astype(int)
+    return S, y
+
+
+def test_fit_predict_shapes_and_attributes():
+    S, y = simulate(200, 0)
+    model = MRMICFusion(lam=1e-3).fit(S, y)
+    g = model.train_scores_.shape[0]
+    assert model.train_scores_.shape == (g, 2) and model.train_proba_.shape == (g,)
+    assert model.lam_ == 1e-3 and model.interpolation_ == "linear"
+    assert model.solver_status_ == "solved" and model.n_edges_ > 0
+    assert not hasattr(model, "cv_scores_")
+    proba = model.predict_proba(S)
+    assert proba.shape == (200, 2) and np.all((proba >= 0) & (proba <= 1))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_registered_and_exported():
+    assert fusion.METHODS["mrmic"] is MRMICFusion and "MRMICFusion" in fusion.__all__
+    S, y = simulate(100, 1)
+    model = fusion.fit(S, y, method="mrmic", lam=1e-4, interpolation="monotone")
+    assert isinstance(model, MRMICFusion) and model.interpolation_ == "monotone"
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "monotone"])
+def test_calibrating_function_reproduces_fitted_values(interpolation):
+    S, y = simulate(150, 2)
+    model = MRMICFusion(lam=1e-3, interpolation=interpolation).fit(S, y)
+    np.testing.assert_allclose(
+        model.calibrating_function(model.train_scores_), model.train_proba_, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("graph", ["dense", "knn"])
+def test_fitted_values_monotone_on_every_pair(graph):
+    S, y = simulate(250, 3)
+    S = np.round(S, 1)  # ties and duplicates
+    model = MRMICFusion(lam=1e-3, graph=graph, n_neighbors=5).fit(S, y)
+    P, p = model.train_scores_, model.train_proba_
+    hi, lo = np.nonzero(np.all(P[:, None] >= P[None], axis=2))
+    assert np.all(p[hi] >= p[lo])
+
+
+def test_monotone_interpolation_is_monotone_in_raw_scores():
+    S, y = simulate(200, 4)
+    model = MRMICFusion(lam=1e-3, interpolation="monotone").fit(S, y)
+    t = np.linspace(-4, 4, 80)
+    a, b = np.meshgrid(t, t, indexing="ij")
+    f = model.predict_proba(np.column_stack([a.ravel(), b.ravel()]))[:, 1].reshape(a.shape)
+    assert np.all(np.diff(f, axis=0) >= 0) and np.all(np.diff(f, axis=1) >= 0)
+
+
+def test_integer_weights_equal_repeated_rows():
+    S, y = simulate(120, 5)
+    weighted = MRMICFusion(lam=1e-3).fit(S, y, sample_weight=np.full(120, 2.0))
+    repeated = MRMICFusion(lam=1e-3).fit(np.vstack([S, S]), np.concatenate([y, y]))
+    np.testing.assert_array_equal(weighted.train_scores_, repeated.train_scores_)
+    np.testing.assert_allclose(weighted.train_proba_, repeated.train_proba_, atol=1e-6)
+
+
+def test_scaling_weights_is_dividing_lam():
+    S, y = simulate(120, 6)
+    w = np.random.default_rng(6).uniform(0.5, 2.0, size=120)
+    a = MRMICFusion(lam=1e-3).fit(S, y, sample_weight=3.0 * w)
+    b = MRMICFusion(lam=1e-3 / 3.0).fit(S, y, sample_weight=w)
+    np.testing.assert_allclose(a.train_proba_, b.train_proba_, atol=1e-6)
+
+
+def test_zero_weight_rows_are_dropped():
+    S, y = simulate(100, 7)
+    w = np.ones(100)
+    w[:10] = 0.0
+    model = MRMICFusion(lam=1e-3).fit(S, y, sample_weight=w)
+    assert model.train_scores_.shape[0] == 90
+    np.testing.assert_allclose(model.train_weights_.sum(), 90.0)
+
+
+def test_cv_chooses_from_the_grid_reproducibly():
+    S, y = simulate(200, 8)
+    a = MRMICFusion(random_state=0).fit(S, y)
+    b = MRMICFusion(random_state=0).fit(S, y)
+    assert len(a.cv_scores_) == len(DEFAULT_RELATIVE_LAM_GRID)
+    assert a.lam_ in a.cv_scores_ and a.lam_ == b.lam_
+    assert a.cv_scores_[a.lam_] == min(a.cv_scores_.values())
+    assert all(isinstance(k, float) and isinstance(v, float) for k, v in a.cv_scores_.items())
+    # The default grid scales with the weights, so scaling them changes nothing.
+    c = MRMICFusion(random_state=0).fit(S, y, sample_weight=np.full(200, 5.0))
+    assert c.lam_ == pytest.approx(5.0 * a.lam_)
+    np.testing.assert_allclose(c.train_proba_, a.train_proba_, atol=1e-6)
+    grid = MRMICFusion(lam_grid=[1e-2, 1e-5], cv=3, random_state=0).fit(S, y)
+    assert set(grid.cv_scores_) == {1e-5, 1e-2} and grid.lam_ in (1e-5, 1e-2)
+
+
+def test_recovers_a_known_monotone_truth():
+    S, y = simulate(600, 9)
+    S_test, _ = simulate(4000, 10)
+    # The truth: P(Y = 1 | S) for z ~ N(0, 1), S_m = z + N(0, 1) is expit(2z) averaged over
+    # z | S ~ N(mean(S) * 2/3, 1/3); computed by quadrature.
+    nodes, weights = np.polynomial.hermite_e.hermegauss(60)
+    mean = S_test.mean(axis=1) * 2 / 3
+    truth = expit(2 * (mean[:, None] + np.sqrt(1 / 3) * nodes[None])) @ weights / weights.sum()
+    for interpolation in ("linear", "monotone"):
+        model = MRMICFusion(interpolation=interpolation, random_state=0).fit(S, y)
+        err = np.mean(np.abs(model.predict_proba(S_test)[:, 1] - truth))
+        assert err < 0.06, (interpolation, err)
+
+
+def test_one_score_and_identical_columns():
+    S, y = simulate(150, 11, M=1)
+    one = MRMICFusion(lam=1e-3).fit(S[:, 0], y)
+    assert one.predict_proba(np.linspace(-3, 3, 7)).shape == (7, 2)
+    # Identical columns put every point on the diagonal, where distances are sqrt(2) times
+    # the one-score ones: with lam * sqrt(2) the QP is the one-score QP.
+    same = MRMICFusion(lam=1e-3 * np.sqrt(2)).fit(np.column_stack([S[:, 0], 2 * S[:, 0]]), y)
+    p = same.predict_proba(np.column_stack([S[:, 0], -S[:, 0]]))[:, 1]
+    assert np.all(np.isfinite(p))
+    np.testing.assert_allclose(same.train_proba_, one.train_proba_, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"lam": -1.0}, "lam"),
+        ({"lam": "auto"}, "lam"),
+        ({"interpolation": "cubic"}, "interpolation"),
+        ({"graph": "full"}, "graph"),
+        ({"n_neighbors": 0}, "n_neighbors"),
+        ({"lam_grid": []}, "lam_grid is empty"),
+        ({"lam_grid": [1e-3, -1.0]}, "lam_grid"),
+    ],
+)
+def test_bad_parameters_raise(params, match):
+    S, y = simulate(60, 12)
+    with pytest.raises(ValueError, match=match):
+        MRMICFusion(**params).fit(S, y)
+
+
+def test_fitted_state_is_plain_data():
+    S, y = simulate(80, 13)
+    model = MRMICFusion(cv=3, random_state=0).fit(S, y)
+    plain = (np.ndarray, float, int, str, dict, np.floating, np.integer)
+    for name, value in vars(model).items():
+        if name.endswith("_") and not name.startswith("_") and name != "ecdf_":
+            assert isinstance(value, plain), (name, type(value))
