@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import metrics
 from ._base import FusionEstimator, SolverError, SolverWarning
 from .bernstein import BernsteinFusion
+from .copula import CopulaFusion
 from .ecdf import ConstantColumnError, ECDFNormalizer
 from .mrmic import MRMICFusion
 
@@ -18,6 +19,7 @@ __version__ = "0.1.0"
 #: Registered methods of :func:`fit`: name -> estimator class.
 METHODS: dict[str, type[FusionEstimator]] = {
     "bernstein": BernsteinFusion,
+    "copula": CopulaFusion,
     "mrmic": MRMICFusion,
 }
 
@@ -58,6 +60,7 @@ __all__ = [
     "METHODS",
     "metrics",
     "BernsteinFusion",
+    "CopulaFusion",
     "MRMICFusion",
     "ECDFNormalizer",
     "ConstantColumnError",
