@@ -123,10 +123,11 @@ def _chol(corr: np.ndarray) -> np.ndarray:
 
 def _mahalanobis(X: np.ndarray, L: np.ndarray) -> np.ndarray:
     """Rows' ``x' R^{-1} x`` given the Cholesky factor ``L`` of ``R``."""
-    from scipy.linalg import solve_triangular
-
-    Y = solve_triangular(L, X.T, lower=True)
-    return np.einsum("ij,ij->j", Y, Y)
+    # M is small: invert the triangular factor once and multiply (much cheaper than a
+    # triangular solve over n right-hand sides)
+    Linv = np.linalg.inv(L)
+    Y = X @ Linv.T
+    return np.einsum("ij,ij->i", Y, Y)
 
 
 def gaussian_logpdf(U: np.ndarray, corr: np.ndarray) -> np.ndarray:
