@@ -13,6 +13,13 @@ from .bernstein import BernsteinFusion
 from .copula import CopulaFusion
 from .ecdf import ConstantColumnError, ECDFNormalizer
 from .mrmic import MRMICFusion
+from .univariate import (
+    ENIRCalibrator,
+    HistogramBinningCalibrator,
+    IsotonicCalibrator,
+    PlattCalibrator,
+    RPRCalibrator,
+)
 
 __version__ = "0.1.0"
 
@@ -21,6 +28,8 @@ METHODS: dict[str, type[FusionEstimator]] = {
     "bernstein": BernsteinFusion,
     "copula": CopulaFusion,
     "mrmic": MRMICFusion,
+    "rpr": RPRCalibrator,
+    "enir": ENIRCalibrator,
 }
 
 
@@ -62,6 +71,11 @@ __all__ = [
     "BernsteinFusion",
     "CopulaFusion",
     "MRMICFusion",
+    "RPRCalibrator",
+    "ENIRCalibrator",
+    "PlattCalibrator",
+    "IsotonicCalibrator",
+    "HistogramBinningCalibrator",
     "ECDFNormalizer",
     "ConstantColumnError",
     "FusionEstimator",
