@@ -104,6 +104,44 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = S.shape[1]
         return self
 
+    @classmethod
+    def from_knots(cls, knots, values) -> ECDFNormalizer:
+        """A fitted normalizer from given knots and values, one pair of arrays per column.
+
+        For ECDFs computed elsewhere (a quantile sketch, counts merged over the blocks of a
+        distributed array); the result is the same plain-data object as after :meth:`fit`.
+
+        Parameters
+        ----------
+        knots : sequence of 1-D arrays
+            Strictly increasing finite knots of each column (at least 2).
+        values : sequence of 1-D arrays
+            Normalized values at the knots, strictly increasing inside ``(0, 1)``.
+        """
+        if len(knots) != len(values) or len(knots) == 0:
+            raise ValueError(
+                f"need one knots and one values array per column, got {len(knots)} and "
+                f"{len(values)}."
+            )
+        self = cls()
+        self.knots_, self.values_ = [], []
+        for j, (k, v) in enumerate(zip(knots, values, strict=True)):
+            k, v = np.asarray(k, dtype=float), np.asarray(v, dtype=float)
+            ok = (
+                k.ndim == 1 and k.shape == v.shape and k.shape[0] >= 2
+                and np.all(np.isfinite(k)) and np.all(np.diff(k) > 0)
+                and np.all(np.diff(v) > 0) and v[0] > 0 and v[-1] < 1
+            )  # fmt: skip
+            if not ok:
+                raise ValueError(
+                    f"column {j}: knots must be at least 2 strictly increasing finite values and "
+                    "values strictly increasing in (0, 1), of the same length."
+                )
+            self.knots_.append(k)
+            self.values_.append(v)
+        self.n_features_in_ = len(self.knots_)
+        return self
+
     def transform(self, S) -> np.ndarray:
         """Normalize scores; values beyond the training range are clamped.
 

@@ -8,16 +8,26 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import FusionEstimator
-from .basis import evaluate
-from .qp import GramStats, MonotoneQP, accumulate_gram, heldout_sse
+from .._base import FusionEstimator, _check_weights, _encode_targets
+from ..ecdf import ConstantColumnError, ECDFNormalizer
+from .basis import STRUCTURES, component_shapes, evaluate, evaluate_structured, make_components
+from .qp import GramStats, MonotoneQP, StructuredQP, accumulate_gram, heldout_sse
+from .sketch import max_gap, sketch_column
 
-__all__ = ["BernsteinFusion", "DEFAULT_DEGREE_GRID"]
+__all__ = ["BernsteinFusion", "DEFAULT_DEGREE_GRID", "DASK_ECDF_KNOTS"]
 
 #: Degrees tried by ``degree="cv"`` when no grid is given (same degree on every axis), before
 #: dropping candidates whose coefficient count exceeds ``max_coefficients`` or the number of
 #: training rows in a fold.
 DEFAULT_DEGREE_GRID = tuple(range(1, 11))
+
+#: Knots per column of the ECDF sketch when ``ecdf_knots="auto"`` and the input is dask.
+DASK_ECDF_KNOTS = 10_000
+
+
+def _is_dask(x) -> bool:
+    # The dask collection protocol, checked without importing dask.
+    return x is not None and callable(getattr(x, "__dask_graph__", None))
 
 
 class BernsteinFusion(FusionEstimator):
@@ -55,22 +65,60 @@ class BernsteinFusion(FusionEstimator):
     max_coefficients : int, default=4096
         Refuse (``ValueError``) a model with more coefficients: the dense ``P x P`` normal
         equations take ``8 P^2`` bytes (134 MB at the default bound).
+    ecdf_knots : int >= 2, None or "auto", default="auto"
+        Knots per column of the ECDF normalizer. ``None``: the exact mid-ECDF of all training
+        scores (one knot per distinct value). An int ``k``: a quantile sketch with at most
+        ``k`` knots, exact mid-ECDF values at the knots, and a sup-norm error of at most
+        ``ecdf_error_bound_`` against the exact one (see :mod:`fusion.bernstein.sketch`); a
+        column with at most ``k`` distinct values is kept exactly. ``"auto"``: ``None`` for
+        in-memory input, ``10_000`` (:data:`DASK_ECDF_KNOTS`) for dask input. The exact ECDF
+        of ``n`` continuous scores stores ``2 n`` floats per column and every prediction
+        searches it (tens of seconds per column at ``n = 10^7``, against about a second with
+        ``10^4`` knots): pass an int for large in-memory training sets too.
+    structure : {"tensor", "additive", "pairwise"}, default="tensor"
+        ``"tensor"``: the full tensor polynomial above (``prod(K_m + 1)`` coefficients).
+        ``"additive"``: ``f(u) = sum_m g_m(u_m)`` with univariate Bernstein ``g_m``
+        (``sum(K_m + 1)`` coefficients). ``"pairwise"``: ``f(u) = sum_{m<l} h_ml(u_m, u_l)``
+        with bivariate tensor Bernstein ``h_ml`` (``sum (K_m + 1)(K_l + 1)`` coefficients),
+        which contains every additive model too. Every component has coefficients
+        non-decreasing along each of its axes, so ``f`` is non-decreasing in every score, and
+        ``0 <= f <= 1`` on the whole cube holds exactly through two linear constraints on the
+        corner coefficients (proof in :func:`fusion.bernstein.qp.structure_constraints`). For
+        M from 4 to 10 the tensor has too many coefficients; these keep monotonicity with far
+        fewer. With ``M <= 2``, ``"pairwise"`` is ``"tensor"``.
 
     Attributes
     ----------
-    coef_ : ndarray of shape (K_1 + 1, ..., K_M + 1)
-        Coefficients; non-decreasing along every axis and within ``[0, 1]`` exactly.
+    coef_ : ndarray
+        Tensor structure: shape ``(K_1 + 1, ..., K_M + 1)``, non-decreasing along every axis
+        and within ``[0, 1]`` exactly. Other structures: 1-D, the flattened (C order)
+        coefficient tensors of the components in ``components_``, one after the other;
+        component ``c`` has shape ``tuple(degree_[a] + 1 for a in components_[c])``, is
+        non-decreasing along each axis, and all but the first have 0-corner coefficient 0.
+    components_ : tuple of tuple of int
+        Score columns (axes) of each component; ``((0, ..., M - 1),)`` for the tensor.
     degree_ : tuple of int
         Degree per axis actually used.
     cv_scores_ : dict
         Only when ``degree="cv"``: held-out Brier score for each candidate degree tuple.
     solver_status_ : str
         OSQP's status for the final fit.
+    ecdf_knots_ : int or None
+        The ``ecdf_knots`` actually used (``"auto"`` resolved).
+    ecdf_error_bound_ : float
+        Bound on ``sup_t |F_used(t) - F_exact(t)|`` over all columns, where ``F_exact`` is the
+        exact training mid-ECDF: 0 for the exact ECDF, else the largest gap between
+        consecutive sketch values of a sketched column.
     classes_, ecdf_, n_features_in_, feature_names_in_
         See :class:`fusion._base.FusionEstimator`.
 
     Notes
     -----
+    ``fit`` also accepts dask arrays and dask DataFrames for ``S``, ``y`` and
+    ``sample_weight``: the data stay on the cluster, only per-block summaries and sufficient
+    statistics travel, and the QP is solved on the client (:mod:`fusion.bernstein.distributed`).
+    ``predict_proba``/``predict`` of a dask collection return lazy dask arrays.
+
     During cross-validation the ECDF is the one fitted on all training rows (as in the
     paper's protocol); only the QP is refitted per fold. Each candidate degree costs one
     pass over the data: per-fold sufficient statistics are accumulated once, every training
@@ -100,6 +148,8 @@ class BernsteinFusion(FusionEstimator):
         "eps_rel": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_coefficients": [Interval(Integral, 1, None, closed="left")],
+        "ecdf_knots": [Interval(Integral, 2, None, closed="left"), None, StrOptions({"auto"})],
+        "structure": [StrOptions(set(STRUCTURES))],
     }
 
     def __init__(
@@ -113,6 +163,8 @@ class BernsteinFusion(FusionEstimator):
         eps_rel: float = 1e-7,
         max_iter: int = 20_000,
         max_coefficients: int = 4096,
+        ecdf_knots="auto",
+        structure: str = "tensor",
     ):
         self.degree = degree
         self.degree_grid = degree_grid
@@ -122,8 +174,36 @@ class BernsteinFusion(FusionEstimator):
         self.eps_rel = eps_rel
         self.max_iter = max_iter
         self.max_coefficients = max_coefficients
+        self.ecdf_knots = ecdf_knots
+        self.structure = structure
 
     # -- fitting -----------------------------------------------------------------------------
+    def fit(self, S, y, sample_weight=None):
+        """Fit the calibrating function on training scores, in memory or on a dask cluster.
+
+        Parameters
+        ----------
+        S : array-like of shape (n, M), DataFrame, dask array or dask DataFrame
+            Scores of the ``M`` classifiers (any strictly increasing scale).
+        y : array-like of shape (n,), dask array or dask Series
+            Binary labels of any two values; the second in sorted order is positive.
+        sample_weight : array-like of shape (n,), dask array or dask Series, optional
+            Non-negative row weights.
+
+        Returns
+        -------
+        self
+        """
+        if _is_dask(S):
+            from .distributed import fit_dask
+
+            return fit_dask(self, S, y, sample_weight)
+        if _is_dask(y) or _is_dask(sample_weight):
+            # S is in memory on the client already, so its labels and weights fit there too.
+            y = y.compute() if _is_dask(y) else y
+            sample_weight = sample_weight.compute() if _is_dask(sample_weight) else sample_weight
+        return super().fit(S, y, sample_weight)
+
     def _osqp_settings(self) -> dict:
         return {
             "eps_abs": self.eps_abs,
@@ -131,27 +211,74 @@ class BernsteinFusion(FusionEstimator):
             "max_iter": self.max_iter,
         }
 
+    def _resolved_knots(self, dask: bool) -> int | None:
+        if isinstance(self.ecdf_knots, str):  # "auto"
+            return DASK_ECDF_KNOTS if dask else None
+        return None if self.ecdf_knots is None else int(self.ecdf_knots)
+
+    def _validate_fit_input(self, S, y, sample_weight):
+        self._validate_params()
+        n_knots = self._resolved_knots(dask=False)
+        self.ecdf_knots_ = n_knots
+        if n_knots is None:
+            self.ecdf_error_bound_ = 0.0
+            return super()._validate_fit_input(S, y, sample_weight)
+        # The checks of FusionEstimator._validate_fit_input with a sketched ECDF in place of the
+        # exact one: the base has no hook for the ECDF step, and fitting the exact ECDF only to
+        # replace it would cost what the sketch saves.
+        S = self._validate_scores(S, reset=True)
+        if S.shape[0] < 2:
+            raise ValueError(f"at least 2 training rows are needed, got {S.shape[0]} sample.")
+        self.classes_, y01 = _encode_targets(y, S.shape[0])
+        w = _check_weights(sample_weight, S.shape[0])
+        for c in (0, 1):
+            if not w[y01 == c].sum() > 0:
+                raise ValueError(
+                    f"sample_weight is zero on every row of class {self.classes_[c]!r}; both "
+                    "classes need positive total weight."
+                )
+        knots, values, bound = [], [], 0.0
+        for j in range(S.shape[1]):
+            k, v, exact = sketch_column(S[:, j], n_knots)
+            _check_not_constant(k, j)
+            knots.append(k)
+            values.append(v)
+            bound = max(bound, 0.0 if exact else max_gap(v))
+        self.ecdf_ = ECDFNormalizer.from_knots(knots, values)
+        self.ecdf_error_bound_ = bound
+        return self.ecdf_.transform(S), y01, w
+
     def _fit_normalized(self, U, y, sample_weight):
         M = U.shape[1]
+        components = make_components(self.structure, M)
         if isinstance(self.degree, str):
-            degrees, stats = self._select_degree(U, y, sample_weight)
+            degrees, stats = self._select_degree(U, y, sample_weight, components)
         else:
             degrees = _as_degrees(self.degree, M, "degree")
-            self._check_size(degrees, U.shape[0])
-            stats = accumulate_gram(U, y, sample_weight, degrees)
+            self._check_size(degrees, U.shape[0], components)
+            stats = accumulate_gram(U, y, sample_weight, degrees, components=components)
             self.__dict__.pop("cv_scores_", None)
-        self.degree_ = degrees
-        self.coef_, self.solver_status_ = MonotoneQP(
-            [k + 1 for k in degrees], **self._osqp_settings()
-        ).solve(stats)
+        self._solve_final(degrees, stats, components)
 
-    def _check_size(self, degrees: tuple[int, ...], n_rows: int) -> None:
-        P = _n_coef(degrees)
+    def _make_qp(self, degrees, components):
+        shapes = component_shapes(degrees, components)
+        if _is_tensor(components, len(degrees)):
+            return MonotoneQP(shapes[0], **self._osqp_settings())
+        return StructuredQP(shapes, **self._osqp_settings())
+
+    def _solve_final(self, degrees, stats: GramStats, components) -> None:
+        self.degree_ = tuple(int(k) for k in degrees)
+        self.components_ = tuple(tuple(int(a) for a in c) for c in components)
+        self.coef_, self.solver_status_ = self._make_qp(degrees, components).solve(stats)
+
+    def _check_size(self, degrees: tuple[int, ...], n_rows: int, components=None) -> None:
+        P = _n_coef(degrees, components)
         if P > self.max_coefficients:
+            hint = "" if self.structure != "tensor" else ", or use structure='additive'/'pairwise'"
             raise ValueError(
                 f"degree {degrees} gives {P} coefficients, above max_coefficients="
                 f"{self.max_coefficients} (the normal equations need {8 * P * P / 1e6:.0f} MB); "
-                "lower the degree or raise max_coefficients."
+                f"lower the degree or raise max_coefficients{hint}."
             )
         if P > n_rows:
             raise ValueError(
@@ -159,14 +286,14 @@ class BernsteinFusion(FusionEstimator):
                 "rows; lower the degree (or use degree='cv')."
             )
 
-    def _candidates(self, M: int, n_train: int) -> list[tuple[int, ...]]:
+    def _candidates(self, M: int, n_train: int, components=None) -> list[tuple[int, ...]]:
         grid = DEFAULT_DEGREE_GRID if self.degree_grid is None else self.degree_grid
         if len(grid) == 0:
             raise ValueError("degree_grid is empty.")
         cands = []
         for g in grid:
             d = _as_degrees(g, M, "degree_grid entry")
-            if d not in cands and _n_coef(d) <= min(self.max_coefficients, n_train):
+            if d not in cands and _n_coef(d, components) <= min(self.max_coefficients, n_train):
                 cands.append(d)
         if not cands:
             raise ValueError(
@@ -176,42 +303,90 @@ class BernsteinFusion(FusionEstimator):
             )
         return cands
 
-    def _select_degree(self, U, y, w) -> tuple[tuple[int, ...], GramStats]:
+    def _select_degree(self, U, y, w, components) -> tuple[tuple[int, ...], GramStats]:
         n = U.shape[0]
         fold_of = _fold_ids(y, self.cv, self.random_state)
         n_train = n - np.bincount(fold_of).max()
         order = np.argsort(fold_of, kind="stable")
         bounds = np.searchsorted(fold_of[order], np.arange(self.cv + 1))
         Uo, yo, wo = U[order], y[order], w[order]
-        settings = self._osqp_settings()
-        scores: dict[tuple[int, ...], float] = {}
-        totals: dict[tuple[int, ...], GramStats] = {}
-        for degrees in self._candidates(U.shape[1], n_train):
-            qp = MonotoneQP([k + 1 for k in degrees], **settings)
+        results = {}
+        for degrees in self._candidates(U.shape[1], n_train, components):
             folds = [
-                accumulate_gram(Uo[a:b], yo[a:b], wo[a:b], degrees)
+                accumulate_gram(Uo[a:b], yo[a:b], wo[a:b], degrees, components=components)
                 for a, b in zip(bounds[:-1], bounds[1:], strict=True)
             ]
-            total = folds[0]
-            for f in folds[1:]:
-                total = total + f
-            sse = 0.0
-            for f in folds:
+            results[degrees] = self._cv_score(degrees, folds, components)
+        return self._pick(results)
+
+    def _cv_score(self, degrees, folds: list[GramStats], components) -> tuple[float, GramStats]:
+        """Held-out Brier score of one candidate from its per-fold statistics, and the totals."""
+        qp = self._make_qp(degrees, components)
+        total = folds[0]
+        for f in folds[1:]:
+            total = total + f
+        sse = 0.0
+        for f in folds:
+            if f.sw > 0:  # a fold can be empty in a tiny distributed data set
                 beta, _ = qp.solve(total - f)
                 sse += heldout_sse(f, beta)
-            scores[degrees] = sse / total.sw
-            totals[degrees] = total
+        return sse / total.sw, total
+
+    def _pick(self, results: dict) -> tuple[tuple[int, ...], GramStats]:
+        scores = {d: score for d, (score, _) in results.items()}
         best = min(scores, key=scores.get)  # dict order: ties keep the earlier (smaller) one
         self.cv_scores_ = scores
-        return best, totals[best]
+        return best, results[best][1]
 
     # -- prediction --------------------------------------------------------------------------
+    def predict_proba(self, S):
+        """Class probabilities for raw scores; lazy and blockwise for a dask collection.
+
+        Parameters
+        ----------
+        S : array-like of shape (n, M), DataFrame, dask array or dask DataFrame
+
+        Returns
+        -------
+        proba : ndarray or dask array of shape (n, 2)
+            Columns follow ``classes_``; the second is ``P(Y = classes_[1])``.
+        """
+        if _is_dask(S):
+            from .distributed import predict_proba_dask
+
+            return predict_proba_dask(self, S)
+        return super().predict_proba(S)
+
+    def predict(self, S):
+        """Labels at threshold 0.5 (the negative class on an exact tie); lazy for dask input."""
+        if _is_dask(S):
+            from .distributed import predict_dask
+
+            return predict_dask(self, S)
+        return super().predict(S)
+
     def _calibrate(self, U):
-        return evaluate(self.coef_, U)
+        if _is_tensor(self.components_, U.shape[1]):
+            return evaluate(self.coef_, U)
+        return evaluate_structured(self.coef_, U, self.degree_, self.components_)
 
 
-def _n_coef(degrees) -> int:
-    return int(np.prod([k + 1 for k in degrees]))
+def _is_tensor(components, M: int) -> bool:
+    return tuple(tuple(c) for c in components) == (tuple(range(M)),)
+
+
+def _n_coef(degrees, components=None) -> int:
+    if components is None:
+        return int(np.prod([k + 1 for k in degrees]))
+    return int(sum(np.prod(s) for s in component_shapes(degrees, components)))
+
+
+def _check_not_constant(knots: np.ndarray, j: int) -> None:
+    if knots.shape[0] < 2:
+        raise ConstantColumnError(
+            f"score column {j} is constant (every value equals {knots[0]!r}); a "
+            "constant score carries no ranking information and cannot be calibrated."
+        )
 
 
 def _as_degrees(value, M: int, what: str) -> tuple[int, ...]:

@@ -20,13 +20,22 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._base import QPSolver
-from .basis import DEFAULT_CHUNK_ELEMENTS, row_chunks, tensor_design
+from .basis import (
+    DEFAULT_CHUNK_ELEMENTS,
+    _design_rows,
+    _split,
+    component_shapes,
+    row_chunks,
+)
 
 __all__ = [
     "GramStats",
     "accumulate_gram",
     "monotone_constraints",
     "MonotoneQP",
+    "StructuredQP",
+    "structure_constraints",
+    "project_structured",
     "solve_monotone_qp",
     "project_monotone",
     "heldout_sse",
@@ -66,22 +75,28 @@ def accumulate_gram(
     w: np.ndarray,
     degrees: Sequence[int],
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+    components: Sequence[Sequence[int]] | None = None,
 ) -> GramStats:
-    """Accumulate ``GramStats`` over row chunks of the tensor design.
+    """Accumulate ``GramStats`` over row chunks of the tensor (or structured) design.
 
-    BLAS runs single-threaded here: the products are skinny (``chunk x P`` by ``P``), gain
-    little from threads, and multithreaded OpenBLAS busy-waits when the cores are shared
-    (measured 25x slower at n = 1e6 on a loaded 2-core machine; 0.36 s single-threaded).
+    ``components=None`` is the full tensor; otherwise the design of
+    :func:`~fusion.bernstein.basis.structured_design`.
     """
-    P = int(np.prod([k + 1 for k in degrees]))
+    if components is None:
+        components = (tuple(range(len(degrees))),)
+    shapes = component_shapes(degrees, components)
+    P = int(sum(np.prod(s) for s in shapes))
     G = np.zeros((P, P))
     b = np.zeros(P)
-    with _blas_controller().limit(limits=1, user_api="blas"):
-        for rows in row_chunks(U.shape[0], P, chunk_elements):
-            Phi = tensor_design(U[rows], degrees)
-            wPhi = Phi * w[rows, None]
-            G += wPhi.T @ Phi
-            b += wPhi.T @ y[rows]
+    for rows in row_chunks(U.shape[0], P, chunk_elements):
+        Uc = U[rows]
+        # The design is built transposed, (P, c): both products below are then plain GEMVs /
+        # GEMMs on contiguous rows.
+        parts = [_design_rows(Uc[:, list(c)], [degrees[a] for a in c]) for c in components]
+        PhiT = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+        wPhiT = PhiT * w[rows]
+        G += wPhiT @ PhiT.T
+        b += wPhiT @ y[rows]
     return GramStats(G, b, float(np.dot(w, y * y)), float(w.sum()))
 
 
@@ -168,3 +183,108 @@ def heldout_sse(stats: GramStats, beta: np.ndarray) -> float:
     """Weighted squared error ``sum_i w_i (Phi_i beta - y_i)^2`` from sufficient statistics."""
     x = beta.reshape(-1)
     return float(x @ stats.G @ x - 2.0 * stats.b @ x + stats.yy)
+
+
+# -- structured models (sums of monotone components) -------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def structure_constraints(
+    shapes: tuple[tuple[int, ...], ...],
+) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
+    """Linear constraints of a sum of monotone tensor components, ``f = sum_c f_c``.
+
+    Rows, for the flat vector of all components' coefficients (C order, component after
+    component):
+
+    * ``beta_c`` non-decreasing along each axis of every component ``c``;
+    * ``beta_c[0, ..., 0] = 0`` for every component but the first (a constant can move
+      freely between components; pinning it keeps the solution unique in that direction);
+    * ``beta_1[0, ..., 0] >= 0`` and ``sum_c beta_c[K, ..., K] <= 1``.
+
+    Each component is then non-decreasing in each of its coordinates (a Bernstein
+    polynomial's partial derivative is a non-negative combination of the forward
+    differences of its coefficients), hence so is ``f``, and on the cube
+    ``f(0) <= f(u) <= f(1)``. At the corners every basis function vanishes but the first or
+    the last, so ``f(0) = sum_c beta_c[0, ..., 0]`` and ``f(1) = sum_c beta_c[K, ..., K]``:
+    the two corner rows make ``0 <= f <= 1`` on the whole cube, and are also necessary for
+    it. Cached per shapes (callers must not modify the arrays).
+    """
+    sizes = [int(np.prod(s)) for s in shapes]
+    offsets = np.cumsum([0, *sizes])
+    P = int(offsets[-1])
+    rows, cols, vals = [], [], []
+    lower, upper = [], []
+    r = 0
+    for off, shape in zip(offsets[:-1], shapes, strict=True):
+        idx = off + np.arange(int(np.prod(shape))).reshape(shape)
+        for a, size in enumerate(shape):
+            lo = np.take(idx, np.arange(size - 1), axis=a).ravel()
+            hi = np.take(idx, np.arange(1, size), axis=a).ravel()
+            k = lo.shape[0]
+            rows += [r + np.arange(k)] * 2
+            cols += [lo, hi]
+            vals += [-np.ones(k), np.ones(k)]
+            lower.append(np.zeros(k))
+            upper.append(np.full(k, np.inf))
+            r += k
+    first = offsets[:-1]
+    last = offsets[1:] - 1
+    # pinned 0-corners, then the first component's 0-corner >= 0
+    for c, f in enumerate(first):
+        rows.append(np.array([r]))
+        cols.append(np.array([f]))
+        vals.append(np.ones(1))
+        lower.append(np.zeros(1))
+        upper.append(np.zeros(1) if c > 0 else np.full(1, np.inf))
+        r += 1
+    rows.append(np.full(len(last), r))
+    cols.append(np.asarray(last))
+    vals.append(np.ones(len(last)))
+    lower.append(np.full(1, -np.inf))
+    upper.append(np.ones(1))
+    r += 1
+    A = sp.csc_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r, P)
+    )
+    return A, np.concatenate(lower), np.concatenate(upper)
+
+
+def project_structured(x: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """Make a structured coefficient vector exactly feasible (see :func:`structure_constraints`).
+
+    Every component is made monotone (:func:`project_monotone` without the clip); every
+    component but the first is shifted so its 0-corner is 0 (a shift keeps monotonicity and
+    makes it non-negative); the first is clipped to ``[0, 1 - sum of the others' maxima]``
+    (clipping keeps monotonicity), which makes both corner rows hold.
+    """
+    parts = []
+    for c, comp in enumerate(_split(x, list(shapes))):
+        for axis in range(comp.ndim):
+            comp = np.maximum.accumulate(comp, axis=axis)
+        if c > 0:
+            comp = comp - comp.reshape(-1)[0]
+        parts.append(comp)
+    rest = sum(float(p.reshape(-1)[-1]) for p in parts[1:])
+    if rest > 1.0:  # only after a grossly inaccurate solve: shrink the others to fit
+        parts[1:] = [p / rest for p in parts[1:]]
+        rest = 1.0
+    parts[0] = np.clip(parts[0], 0.0, 1.0 - rest)
+    return np.concatenate([p.reshape(-1) for p in parts])
+
+
+class StructuredQP:
+    """The least-squares QP of a structured model, solved for varying statistics.
+
+    Same interface as :class:`MonotoneQP`; ``solve`` returns the flat coefficient vector.
+    """
+
+    def __init__(self, shapes: Sequence[Sequence[int]], **osqp_settings):
+        self.shapes = tuple(tuple(int(k) for k in s) for s in shapes)
+        A, lower, upper = structure_constraints(self.shapes)
+        self._qp = QPSolver(A, lower, upper, problem="BernsteinFusion QP", **osqp_settings)
+
+    def solve(self, stats: GramStats) -> tuple[np.ndarray, str]:
+        scale = 1.0 / stats.sw
+        x, status = self._qp.solve(_dense_upper_csc(stats.G * scale), -stats.b * scale)
+        return project_structured(x, self.shapes), status
