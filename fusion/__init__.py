@@ -13,6 +13,7 @@ from .bernstein import BernsteinFusion
 from .copula import CopulaFusion
 from .ecdf import ConstantColumnError, ECDFNormalizer
 from .mrmic import MRMICFusion
+from .persistence import PersistenceError, load
 from .univariate import (
     ENIRCalibrator,
     HistogramBinningCalibrator,
@@ -66,6 +67,7 @@ def fit(S, y, method: str = "bernstein", *, sample_weight=None, **params) -> Fus
 
 __all__ = [
     "fit",
+    "load",
     "METHODS",
     "metrics",
     "BernsteinFusion",
@@ -81,4 +83,5 @@ __all__ = [
     "FusionEstimator",
     "SolverError",
     "SolverWarning",
+    "PersistenceError",
 ]

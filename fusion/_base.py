@@ -153,7 +153,9 @@ def solve_osqp(P, q, A, lower, upper, *, problem: str, **settings: Any) -> tuple
 def _first_nonfinite(A: np.ndarray) -> str:
     idx = np.argwhere(~np.isfinite(A))[0]
     where = f"row {idx[0]}, column {idx[1]}" if A.ndim == 2 else f"row {idx[0]}"
-    return f"{A[tuple(idx)]} at {where}"
+    v = A[tuple(idx)]
+    # "NaN"/"inf" spelled as scikit-learn's messages do (its checks match on them).
+    return f"{'NaN' if np.isnan(v) else v} at {where}"
 
 
 def check_normalized_points(U, n_features: int) -> np.ndarray:
@@ -189,11 +191,15 @@ def _check_numeric_columns(S) -> None:
     if arr.dtype.kind in "biuf":
         return
     if arr.dtype.kind == "c":
-        raise ValueError("scores must be real numbers, got a complex array.")
+        raise ValueError("Complex data not supported: scores must be real numbers.")
     flat = arr.reshape(arr.shape[0], -1) if arr.ndim >= 1 and arr.size else arr
     if flat.ndim == 2:
         for j in range(flat.shape[1]):
             for i, v in enumerate(flat[:, j]):
+                if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
+                    raise ValueError(
+                        f"Complex data not supported: score column {j} holds {v!r} at row {i}."
+                    )
                 if isinstance(v, bool) or not isinstance(v, numbers.Real):
                     raise ValueError(
                         f"score column {j} holds a non-numeric value {v!r} at row {i}; "
@@ -201,15 +207,40 @@ def _check_numeric_columns(S) -> None:
                     )
 
 
+def _as_array(S) -> np.ndarray:
+    """``S`` as an ndarray; mixed lists keep their Python objects for the non-numeric check."""
+    try:
+        arr = np.asarray(S)
+        if arr.dtype.kind in "US" and not isinstance(S, np.ndarray):
+            # np.asarray turns [[1, "a"]] into strings; keep the objects to name the culprit.
+            arr = np.asarray(S, dtype=object)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"S must be a rectangular (n, M) array of scores: {err}") from None
+    return arr
+
+
+def _label(v) -> str:
+    """A class label for messages: ``1``, ``'pos'``, not numpy's ``np.int64(1)``."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
 def _encode_targets(y, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(classes, y01)`` for exactly two classes; the second class is positive."""
     if y is None:
-        raise ValueError("y is required: pass the binary class label of every row of S.")
+        # Wording of scikit-learn's own message, which its conformance checks look for.
+        raise ValueError(
+            "this estimator requires y to be passed, but the target y is None; pass the binary "
+            "class label of every row of S."
+        )
+    if sp.issparse(y):
+        raise ValueError("y must be a dense 1-D array of labels; sparse input is not supported.")
     y = column_or_1d(y, warn=True)
     if y.shape[0] != n:
         raise ValueError(f"S has {n} rows but y has {y.shape[0]} labels; they must match.")
-    if y.dtype.kind == "f" and np.isnan(y).any():
-        raise ValueError(f"y contains NaN at row {int(np.flatnonzero(np.isnan(y))[0])}.")
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported: y must hold class labels.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"y contains {_first_nonfinite(y)}; labels must be class values.")
     if y.dtype.kind == "O":
         for i, v in enumerate(y):
             if v is None or (isinstance(v, float) and np.isnan(v)):
@@ -218,14 +249,23 @@ def _encode_targets(y, n: int) -> tuple[np.ndarray, np.ndarray]:
         classes, y_idx = np.unique(y, return_inverse=True)
     except TypeError as err:
         raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
+    # Before counting classes: a continuous target has many "classes", and the message should
+    # say what is actually wrong.
+    if y.dtype.kind == "f" and type_of_target(y) == "continuous":
+        shown = classes[:5].tolist() + (["..."] if classes.shape[0] > 5 else [])
+        raise ValueError(f"y looks continuous (values {shown}); pass class labels such as 0/1.")
+    if classes.shape[0] == 1:
+        raise ValueError(
+            f"y holds a single class ({_label(classes[0])}); binary fusion needs rows of both "
+            "classes."
+        )
     if classes.shape[0] != 2:
         shown = list(classes[:5]) + (["..."] if classes.shape[0] > 5 else [])
+        # "Only binary classification is supported." is scikit-learn's wording for
+        # binary-only classifiers (checked by check_classifier_not_supporting_multiclass).
         raise ValueError(
-            f"y must hold exactly two classes for binary fusion; found {classes.shape[0]}: {shown}."
-        )
-    if y.dtype.kind == "f" and type_of_target(y) == "continuous":
-        raise ValueError(
-            f"y looks continuous (values {classes.tolist()}); pass class labels such as 0/1."
+            "Only binary classification is supported. y must hold exactly two classes; "
+            f"found {classes.shape[0]}: {shown}."
         )
     return classes, y_idx.astype(float)
 
@@ -302,8 +342,15 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        U, y01, w = self._validate_fit_input(S, y, sample_weight)
-        self._fit_normalized(U, y01, w)
+        try:
+            U, y01, w = self._validate_fit_input(S, y, sample_weight)
+            self._fit_normalized(U, y01, w)
+        except BaseException:
+            # A failed (re)fit must leave an unfitted estimator (NotFittedError on predict),
+            # never this fit's new ecdf_ next to the previous fit's coefficients.
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)
+            raise
         return self
 
     def calibrating_function(self, U) -> np.ndarray:
@@ -350,21 +397,49 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         p = self.predict_proba(S)[:, 1]
         return self.classes_[(p > 0.5).astype(int)]
 
+    def save(self, path) -> None:
+        """Write the fitted model to ``path`` as plain data (no pickle); read it with
+        :func:`fusion.load`. Format and guarantees: :mod:`fusion.persistence`.
+
+        Raises
+        ------
+        fusion.PersistenceError
+            Some parameter or fitted attribute is not plain data (nothing is written).
+        """
+        from .persistence import save  # persistence imports the METHODS registry
+
+        save(self, path)
+
     # -- validation ------------------------------------------------------------------------
     def _validate_scores(self, S, *, reset: bool) -> np.ndarray:
         if S is None:
             raise ValueError("S is required: pass an (n, M) array of scores.")
-        if self._allows_1d and not hasattr(S, "columns") and np.ndim(S) == 1:
-            S = np.asarray(S)[:, None]
-        elif not hasattr(S, "columns") and np.ndim(S) == 1:
-            raise ValueError(
-                f"{type(self).__name__} fuses M >= 2 scores: S must be 2-D of shape (n, M), "
-                f"got a 1-D array of length {np.shape(S)[0]}."
-            )
-        if not hasattr(S, "columns") and np.ndim(S) != 2:
-            raise ValueError(f"S must be a 2-D array of shape (n, M), got {np.ndim(S)} dimensions.")
+        if sp.issparse(S):
+            raise ValueError("sparse input is not supported: S must be a dense (n, M) array.")
+        if not hasattr(S, "columns"):  # keep DataFrames whole for feature_names_in_
+            S = _as_array(S)
+            if S.ndim == 1:
+                if not (self._allows_1d and (reset or self.n_features_in_ == 1)):
+                    # "Reshape your data" is scikit-learn's wording (check_fit2d_predict1d).
+                    raise ValueError(
+                        f"S must be 2-D of shape (n, M), got a 1-D array of length "
+                        f"{S.shape[0]}. Reshape your data with S.reshape(1, -1) if it holds a "
+                        + (
+                            "single sample, or S.reshape(-1, 1) if it holds a single score."
+                            if self._allows_1d
+                            else f"single sample; {type(self).__name__} fuses M >= 2 scores."
+                        )
+                    )
+                S = S[:, None]
+            if S.ndim != 2:
+                raise ValueError(f"S must be a 2-D array of shape (n, M), got {S.ndim} dimensions.")
         if np.shape(S)[0] == 0:
             raise ValueError("S is empty (0 rows); at least one row of scores is needed.")
+        if np.shape(S)[1] == 0:
+            raise ValueError(
+                f"S has no columns: 0 feature(s) (shape={np.shape(S)}) while a minimum of 1 is "
+                "required."
+            )
         _check_numeric_columns(S)
         S = validate_data(
             self, S, reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_2d=True
@@ -385,11 +460,17 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
             )
         n = S.shape[0]
         if n < 2:
-            raise ValueError(f"at least 2 training rows are needed, got {n}.")
+            raise ValueError(f"at least 2 training rows are needed, got {n} sample.")
         self.classes_, y01 = _encode_targets(y, n)
         if sample_weight is not None and not self._supports_sample_weight:
             raise ValueError(f"{type(self).__name__} does not support sample_weight.")
         w = _check_weights(sample_weight, n)
+        for c in (0, 1):
+            if not w[y01 == c].sum() > 0:
+                raise ValueError(
+                    f"sample_weight is zero on every row of class {_label(self.classes_[c])}; both "
+                    "classes need positive total weight."
+                )
         self.ecdf_ = ECDFNormalizer().fit(S)
         return self.ecdf_.transform(S), y01, w
 
@@ -400,5 +481,10 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.one_d_array = self._allows_1d
+        # A monotone fit assumes every score increases with P(positive); scikit-learn's
+        # accuracy check uses blobs where one feature decreases with it, which such a fit
+        # cannot use by design. poor_score skips only that accuracy threshold.
+        tags.classifier_tags.poor_score = self._monotone
+        # input_tags.one_d_array stays False even when _allows_1d: to scikit-learn it means
+        # "takes only 1-D X" (its checks then feed X[:, 0] everywhere), not "also takes 1-D".
         return tags

@@ -1,0 +1,65 @@
+"""The registered methods under test, with the small parameter sets that keep these tests fast.
+
+Every reliability test is parametrized over ``fusion.METHODS`` as it stands when the tests are
+collected, so a method is covered as soon as it is registered. A method missing from a dict
+below is tested with its constructor defaults.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+import fusion
+
+#: Registered method names, read at collection time.
+METHOD_NAMES = sorted(fusion.METHODS)
+
+#: Small but adequate models for ordinary data (n of 40-200 rows, M = 2 or 3).
+FAST_PARAMS: dict[str, dict] = {
+    # 9 (M = 2) or 27 (M = 3) coefficients: fast, yet flexible enough to be non-trivial.
+    "bernstein": {"degree": 2},
+}
+
+#: Parameters that exercise the method's randomness, for the determinism test (defaults to
+#: FAST_PARAMS).
+RANDOMIZED_PARAMS: dict[str, dict] = {
+    "bernstein": {"degree": "cv", "degree_grid": (1, 2), "cv": 3},
+}
+
+#: Models for scikit-learn's check_estimator, whose data go up to 30 columns with 10-30 rows.
+SKLEARN_PARAMS: dict[str, dict] = {
+    # degree="cv" drops candidates with more coefficients than rows per fold, so wide inputs
+    # fall back to degree 0 (a constant fit) instead of failing "fewer rows than coefficients".
+    "bernstein": {"degree": "cv", "degree_grid": (0, 1, 2), "cv": 3},
+}
+
+#: Main hyper-parameters for GridSearchCV (an empty grid still exercises the integration).
+PARAM_GRIDS: dict[str, dict] = {
+    "bernstein": {"degree": [1, 2, 3]},
+}
+
+#: (parameters, message fragment): a model with more coefficients than the 12 training rows of
+#: the "fewer samples than coefficients" test. Methods without an entry must either fit those
+#: 12 rows or raise a ValueError.
+OVERPARAMETRIZED: dict[str, tuple[dict, str]] = {
+    "bernstein": ({"degree": 3}, "16 coefficients but there are only 12 training rows"),
+}
+
+
+def make(name: str, table: dict[str, dict] | None = None, **overrides):
+    """An unfitted estimator of method ``name``: parameters from ``table`` (falling back to
+    FAST_PARAMS, then to the defaults), updated by ``overrides``."""
+    params = (table or {}).get(name, FAST_PARAMS.get(name, {}))
+    return fusion.METHODS[name](**{**params, **overrides})
+
+
+def scores(n: int = 120, M: int = 2, seed: int = 0):
+    """M scores that all increase with P(y = 1), on different scales; both classes present."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    y = (rng.random(n) < expit(1.5 * z)).astype(int)
+    y[:2] = [0, 1]
+    S = z[:, None] + rng.normal(scale=1.0, size=(n, M))
+    S[:, 0] = np.exp(S[:, 0])  # a positive, skewed scale
+    return S, y

@@ -1,0 +1,148 @@
+"""Property-based tests over random data shapes and seeds, for every registered method.
+
+- outputs are finite probabilities in [0, 1], in and far outside the training range;
+- fitting is deterministic for a fixed ``random_state``;
+- methods that declare ``_monotone`` are non-decreasing in every score on dense grids;
+- predictions at the training points are unchanged under strictly increasing transforms of
+  each score column (everything goes through the rank-based ECDF).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from scipy.special import expit
+from sklearn.base import clone
+
+import fusion
+
+from ._methods import METHOD_NAMES, RANDOMIZED_PARAMS, make
+
+pytestmark = [
+    pytest.mark.filterwarnings("error"),
+    pytest.mark.parametrize("name", METHOD_NAMES),
+]
+
+_SETTINGS = settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@st.composite
+def datasets(draw, max_m: int = 3):
+    """Scores related to the label through a monotone link, on varied scales with ties."""
+    n = draw(st.integers(40, 120))
+    M = draw(st.integers(2, max_m))
+    seed = draw(st.integers(0, 2**32 - 1))
+    strength = draw(st.sampled_from([0.0, 0.5, 2.0]))
+    noise = draw(st.sampled_from(["normal", "cauchy", "uniform"]))
+    decimals = draw(st.sampled_from([None, 1, 2]))
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    y = (rng.random(n) < expit(strength * z)).astype(int)
+    eps = {
+        "normal": lambda: rng.normal(size=(n, M)),
+        "cauchy": lambda: rng.standard_cauchy(size=(n, M)),
+        "uniform": lambda: rng.uniform(-1, 1, size=(n, M)),
+    }[noise]()
+    S = z[:, None] + eps
+    if decimals is not None:
+        S = np.round(S, decimals)  # ties
+    assume(0 < y.sum() < n)
+    assume(all(np.unique(S[:, j]).size > 1 for j in range(M)))
+    return S, y, seed
+
+
+def _fit(name, S, y, **params):
+    return make(name, **params).fit(S, y)
+
+
+def _check_probabilities(p, n):
+    assert p.shape == (n, 2)
+    assert np.all(np.isfinite(p))
+    assert np.all((p >= 0.0) & (p <= 1.0))
+
+
+@_SETTINGS
+@given(data=datasets(), spread=st.sampled_from([1.0, 1e3, 1e150]))
+def test_probabilities_are_finite_in_unit_interval(name, data, spread):
+    S, y, seed = data
+    est = _fit(name, S, y)
+    rng = np.random.default_rng(seed)
+    X = rng.normal(scale=spread, size=(50, S.shape[1]))
+    for Z in (S, X):
+        _check_probabilities(est.predict_proba(Z), Z.shape[0])
+    U = rng.random((50, S.shape[1]))
+    U[:4] = [[0.0] * S.shape[1], [1.0] * S.shape[1], [0.0, 1.0] + [0.5] * (S.shape[1] - 2), U[3]]
+    f = est.calibrating_function(U)
+    assert np.all(np.isfinite(f)) and np.all((f >= 0) & (f <= 1))
+
+
+@_SETTINGS
+@given(data=datasets(), random_state=st.integers(0, 2**31 - 1))
+def test_fit_is_deterministic_for_fixed_random_state(name, data, random_state):
+    S, y, _ = data
+    est = make(name, RANDOMIZED_PARAMS)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=random_state)
+    a = clone(est).fit(S, y)
+    b = clone(est).fit(S, y)
+    np.testing.assert_array_equal(a.predict_proba(S), b.predict_proba(S))
+    grid = np.random.default_rng(0).random((30, S.shape[1]))
+    np.testing.assert_array_equal(a.calibrating_function(grid), b.calibrating_function(grid))
+
+
+def _grid_axes(M: int) -> int:
+    return {2: 61, 3: 17}[M]
+
+
+@_SETTINGS
+@given(data=datasets())
+def test_monotone_on_dense_grid(name, data):
+    if not getattr(fusion.METHODS[name], "_monotone", False):
+        pytest.skip(f"{name} does not declare a monotonicity guarantee (_monotone)")
+    S, y, _ = data
+    est = _fit(name, S, y)
+    M = S.shape[1]
+    k = _grid_axes(M)
+    # In normalized coordinates, including the cube's faces...
+    axes = np.meshgrid(*[np.linspace(0, 1, k)] * M, indexing="ij")
+    f = est.calibrating_function(np.stack([a.ravel() for a in axes], 1)).reshape((k,) * M)
+    # ...and in raw scores, beyond the training range on both sides.
+    lo, hi = S.min(0), S.max(0)
+    width = hi - lo
+    raw = np.meshgrid(
+        *[np.linspace(lo[j] - width[j], hi[j] + width[j], k) for j in range(M)], indexing="ij"
+    )
+    g = est.predict_proba(np.stack([a.ravel() for a in raw], 1))[:, 1].reshape((k,) * M)
+    for values in (f, g):
+        for axis in range(M):
+            steps = np.diff(values, axis=axis)
+            assert steps.min() >= -1e-12, f"decreases by {-steps.min():.3g} along axis {axis}"
+
+
+_TRANSFORMS = {
+    "cube": lambda x: x**3,
+    "exp": lambda x: np.exp(x / (np.abs(x).max() + 1.0)),
+    "affine": lambda x: 7.0 * x - 3.0,
+    "arctan": np.arctan,
+    "rank": lambda x: np.unique(x, return_inverse=True)[1].astype(float),
+}
+
+
+@_SETTINGS
+@given(data=datasets(), picks=st.lists(st.sampled_from(sorted(_TRANSFORMS)), min_size=3))
+def test_invariant_under_increasing_transforms(name, data, picks):
+    S, y, seed = data
+    T = np.column_stack([_TRANSFORMS[picks[j]](S[:, j]) for j in range(S.shape[1])])
+    # The transforms are strictly increasing on the reals; in floating point they must also
+    # keep distinct values distinct for the ranks to be unchanged.
+    for j in range(S.shape[1]):
+        order = np.argsort(S[:, j], kind="stable")
+        assume(np.array_equal(np.diff(T[order, j]) > 0, np.diff(S[order, j]) > 0))
+    params = {"random_state": seed % 2**31} if "random_state" in make(name).get_params() else {}
+    a = _fit(name, S, y, **params)
+    b = _fit(name, T, y, **params)
+    np.testing.assert_array_equal(a.predict_proba(S), b.predict_proba(T))
