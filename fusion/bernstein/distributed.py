@@ -1,0 +1,476 @@
+"""BernsteinFusion on dask collections: blockwise map-reduce, the QP solved on the client.
+
+Fitting needs only per-column ECDF summaries and the sufficient statistics
+``Phi' W Phi``, ``Phi' W y``, which add over row blocks, so :func:`fit_dask` never gathers
+rows or forms the ``n x P`` design. Each pass is a ``dask.delayed`` map over the row blocks
+followed by a tree reduction (fan-in :data:`SPLIT_EVERY`); only the reduced result reaches the
+client, where the QP is solved (:class:`~fusion.bernstein.qp.MonotoneQP`). dask is imported
+lazily: the core package does not need it. The blocks are computed with dask's current
+scheduler, i.e. on the cluster of an active ``dask.distributed.Client``.
+
+Passes over the data
+--------------------
+1. Validation (finite scores, numeric non-negative weights, labels, lengths of ``S``, ``y``
+   and ``sample_weight`` blocks) with per-block label counts and weight sums, and one ECDF
+   summary per column (:mod:`fusion.bernstein.sketch`). With ``ecdf_knots=None`` the summary
+   is the distinct values with their counts, merged exactly: the knots (all distinct training
+   values of a column, two floats each) must fit in the client's memory, and reach the
+   workers again in pass 3. With an int ``k`` every block sends at most ``8 k`` weighted
+   values per column.
+2. Only for a sketched column that has more than ``k`` distinct values: exact counts below
+   and at each knot (the sketch's values are exact mid-ECDF values at its knots).
+3. The sufficient statistics: ``GramStats`` per block (per block and fold for
+   ``degree="cv"``, all candidate degrees in the same pass), summed up the tree.
+
+With the exact ECDF and a fixed degree the result equals the in-memory fit up to the
+summation order of the statistics.
+
+Cross-validation folds
+----------------------
+Assigned blockwise, without any global row index: in block ``i`` the rows of each class are
+shuffled by a generator seeded with ``(seed, i)`` and dealt to the folds in turn from a
+random start, so every fold is stratified to within one row per class and block. ``seed`` is
+``random_state`` when it is an int (otherwise drawn from it). The folds depend on the
+chunking and differ from the in-memory ``StratifiedKFold`` folds.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import _encode_targets, _first_nonfinite
+from ..ecdf import ECDFNormalizer
+from .basis import make_components
+from .qp import GramStats, accumulate_gram
+from .sketch import (
+    choose_knots,
+    column_summary,
+    counts_at_knots,
+    max_gap,
+    merge_summaries,
+    mid_values,
+)
+
+__all__ = ["fit_dask", "predict_proba_dask", "predict_dask", "SPLIT_EVERY", "SUMMARY_FACTOR"]
+
+#: Fan-in of the tree reductions.
+SPLIT_EVERY = 8
+#: Block ECDF summaries keep ``SUMMARY_FACTOR * ecdf_knots`` values per column.
+SUMMARY_FACTOR = 8
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as err:  # pragma: no cover - exercised only without dask
+        raise ImportError("dask input needs dask: pip install 'fusion-calibration[dask]'.") from err
+    return dask, da
+
+
+def _tree_reduce(parts: list, combine, *args):
+    """Delayed tree reduction of a list of delayed partial results."""
+    dask, _ = _dask()
+    f = dask.delayed(combine, pure=True)
+    while len(parts) > 1:
+        parts = [f(parts[i : i + SPLIT_EVERY], *args) for i in range(0, len(parts), SPLIT_EVERY)]
+    return parts[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Input handling on the client.
+
+
+def _score_array(S, what: str = "S"):
+    """A 2-D dask array with one chunk along the columns, and the column names if any."""
+    _, da = _dask()
+    names = None
+    if hasattr(S, "columns"):  # dask DataFrame
+        for name, dtype in zip(S.columns, S.dtypes, strict=True):
+            if getattr(dtype, "kind", "O") not in "biuf":
+                raise ValueError(
+                    f"score column {name!r} has non-numeric dtype {dtype}; scores must be numbers."
+                )
+        names = list(S.columns)
+        S = S.to_dask_array()
+    elif hasattr(S, "to_dask_array"):  # dask Series: one score column
+        S = S.to_dask_array()
+    if not isinstance(S, da.Array):
+        raise ValueError(f"{what} must be a dask array or dask DataFrame, got {type(S).__name__}.")
+    if S.dtype.kind not in "biuf":
+        raise ValueError(f"{what} must hold numeric scores, got dtype {S.dtype}.")
+    if S.ndim == 1:
+        S = S[:, None]
+    if S.ndim != 2:
+        raise ValueError(f"{what} must be a 2-D array of shape (n, M), got {S.ndim} dimensions.")
+    if S.shape[1] == 0:
+        raise ValueError(f"{what} has no columns; at least one score column is needed.")
+    if S.numblocks[1] > 1:
+        S = S.rechunk({1: -1})
+    return S, names
+
+
+def _vector(v, what: str):
+    """A 1-D dask array for y / sample_weight (dask input), or None for in-memory input."""
+    _, da = _dask()
+    if hasattr(v, "to_dask_array"):  # dask Series / DataFrame
+        with warnings.catch_warnings():
+            # string labels become an object array, which is what the label checks expect
+            warnings.filterwarnings("ignore", message=".*converting pandas extension dtypes")
+            v = v.to_dask_array()
+    if not isinstance(v, da.Array):
+        return None
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got a dask array of shape {v.shape}.")
+    return v
+
+
+def _known(chunks) -> bool:
+    return not any(np.isnan(c) for c in chunks)
+
+
+def _align(S, v, what: str):
+    """``v`` (dask, numpy or None) as a 1-D dask array chunked like the rows of ``S``."""
+    _, da = _dask()
+    if v is None:
+        return S, None
+    dv = _vector(v, what)
+    if dv is None:  # in memory: cut it like S
+        v = np.asarray(v)
+        if v.ndim == 2 and v.shape[1] == 1:
+            v = v[:, 0]
+        if v.ndim != 1:
+            raise ValueError(f"{what} must be 1-D, got shape {v.shape}.")
+        if not _known(S.chunks[0]):
+            S = S.compute_chunk_sizes()
+        if v.shape[0] != S.shape[0]:
+            raise ValueError(
+                f"S has {S.shape[0]} rows but {what} has {v.shape[0]}; they must match."
+            )
+        return S, da.from_array(v, chunks=(S.chunks[0],))
+    if _known(S.chunks[0]) and _known(dv.chunks[0]):
+        if dv.shape[0] != S.shape[0]:
+            raise ValueError(
+                f"S has {S.shape[0]} rows but {what} has {dv.shape[0]}; they must match."
+            )
+        return S, dv if dv.chunks[0] == S.chunks[0] else dv.rechunk((S.chunks[0],))
+    if dv.numblocks[0] == S.numblocks[0]:
+        return S, dv  # partitions of one frame: lengths are checked block by block
+    if not _known(S.chunks[0]):
+        S = S.compute_chunk_sizes()
+    if not _known(dv.chunks[0]):
+        dv = dv.compute_chunk_sizes()
+    return _align(S, dv, what)
+
+
+# ---------------------------------------------------------------------------------------------
+# Block functions (run on the workers).
+
+
+def _block_scores(Sb, i: int, M: int) -> np.ndarray:
+    Sb = np.asarray(Sb, dtype=float)
+    if Sb.ndim == 1:
+        Sb = Sb[:, None]
+    if Sb.ndim != 2 or Sb.shape[1] != M:
+        raise ValueError(f"block {i} of S has shape {Sb.shape}; expected (rows, {M}).")
+    if not np.all(np.isfinite(Sb)):
+        raise ValueError(f"S must hold finite scores; found {_first_nonfinite(Sb)} of block {i}.")
+    return Sb
+
+
+def _block_labels(yb, n: int, i: int) -> np.ndarray:
+    yb = np.asarray(yb)
+    if yb.ndim == 2 and yb.shape[1] == 1:
+        yb = yb[:, 0]
+    if yb.shape[0] != n:
+        raise ValueError(
+            f"block {i}: S has {n} rows but y has {yb.shape[0]} labels; S and y must be "
+            "partitioned alike (same number of rows in every block)."
+        )
+    if yb.dtype.kind == "f" and np.isnan(yb).any():
+        raise ValueError(
+            f"y contains NaN at row {int(np.flatnonzero(np.isnan(yb))[0])} of block {i}."
+        )
+    if yb.dtype.kind == "O":
+        for r, v in enumerate(yb):
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                raise ValueError(f"y contains a missing label ({v!r}) at row {r} of block {i}.")
+    return yb
+
+
+def _block_weights(wb, n: int, i: int) -> np.ndarray:
+    if wb is None:
+        return np.ones(n)
+    wb = np.asarray(wb)
+    if wb.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numeric, got dtype {wb.dtype}.")
+    wb = wb.astype(float).reshape(-1)
+    if wb.shape[0] != n:
+        raise ValueError(
+            f"block {i}: S has {n} rows but sample_weight has {wb.shape[0]}; they must be "
+            "partitioned alike."
+        )
+    if not np.all(np.isfinite(wb)):
+        raise ValueError(
+            f"sample_weight must be finite; found {_first_nonfinite(wb)} of block {i}."
+        )
+    if np.any(wb < 0):
+        r = int(np.flatnonzero(wb < 0)[0])
+        raise ValueError(
+            f"sample_weight must be non-negative; found {wb[r]} at row {r} of block {i}."
+        )
+    return wb
+
+
+def _summarize_block(Sb, yb, wb, i: int, M: int, size: int | None) -> dict:
+    """Pass 1: validate one block; label counts and weights; ECDF summary per column."""
+    Sb = _block_scores(Sb, i, M)
+    n = Sb.shape[0]
+    yb = _block_labels(yb, n, i)
+    wb = _block_weights(wb, n, i)
+    labels = {}
+    if n:
+        try:
+            uniq, inv = np.unique(yb, return_inverse=True)
+        except TypeError as err:
+            raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
+        wsum = np.bincount(inv.reshape(-1), weights=wb, minlength=uniq.shape[0])
+        labels = {u: float(s) for u, s in zip(uniq.tolist(), wsum, strict=True)}
+    summaries = [column_summary(Sb[:, j], size) if n else None for j in range(M)]
+    return {"n": n, "labels": labels, "summaries": summaries}
+
+
+def _merge_pass1(parts: list[dict], size: int | None) -> dict:
+    labels: dict = {}
+    for p in parts:
+        for k, v in p["labels"].items():
+            labels[k] = labels.get(k, 0.0) + v
+    M = len(parts[0]["summaries"])
+    summaries = []
+    for j in range(M):
+        col = [p["summaries"][j] for p in parts if p["summaries"][j] is not None]
+        summaries.append(merge_summaries(col, size) if col else None)
+    return {"n": sum(p["n"] for p in parts), "labels": labels, "summaries": summaries}
+
+
+def _count_block(Sb, i: int, M: int, knots: dict) -> dict:
+    """Pass 2: exact counts below and at the knots of the sketched columns."""
+    Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
+    return {j: counts_at_knots(Sb[:, j], q) for j, q in knots.items()}
+
+
+def _sum_counts(parts: list[dict]) -> dict:
+    return {j: tuple(sum(p[j][t] for p in parts) for t in (0, 1)) for j in parts[0]}
+
+
+def _block_folds(y01: np.ndarray, cv: int, seed: int, i: int) -> np.ndarray:
+    rng = np.random.default_rng([seed, i])
+    fold = np.empty(y01.shape[0], dtype=np.int64)
+    for c in (0.0, 1.0):
+        idx = rng.permutation(np.flatnonzero(y01 == c))
+        fold[idx] = (np.arange(idx.shape[0]) + rng.integers(cv)) % cv
+    return fold
+
+
+def _gram_block(Sb, yb, wb, i: int, M: int, ecdf, positive, cands, components, cv, seed):
+    """Pass 3: GramStats of one block for every candidate (and fold, for CV)."""
+    Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
+    yb = np.asarray(yb).reshape(-1)
+    y01 = (yb == positive).astype(float)
+    wb = np.ones(Sb.shape[0]) if wb is None else np.asarray(wb, dtype=float).reshape(-1)
+    U = ecdf.transform(Sb)
+    if cv is None:
+        return {d: accumulate_gram(U, y01, wb, d, components=components) for d in cands}
+    fold = _block_folds(y01, cv, seed, i)
+    order = np.argsort(fold, kind="stable")
+    bounds = np.searchsorted(fold[order], np.arange(cv + 1))
+    Uo, yo, wo = U[order], y01[order], wb[order]
+    return {
+        d: [
+            accumulate_gram(Uo[a:b], yo[a:b], wo[a:b], d, components=components)
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+        ]
+        for d in cands
+    }
+
+
+def _sum_stats(parts: list[dict]) -> dict:
+    out = {}
+    for d in parts[0]:
+        vals = [p[d] for p in parts]
+        if isinstance(vals[0], GramStats):
+            out[d] = sum(vals[1:], vals[0])
+        else:
+            out[d] = [sum((v[f] for v in vals[1:]), vals[0][f]) for f in range(len(vals[0]))]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Fit.
+
+
+def _mid_from_counts(summary, n: int) -> np.ndarray:
+    upper = np.cumsum(summary.wts)
+    return (upper - summary.wts / 2.0) / n  # mid_ecdf_knots' formula, bit for bit
+
+
+def fit_dask(est, S, y, sample_weight=None):
+    """Fit ``est`` (a :class:`~fusion.BernsteinFusion`) on dask collections; returns ``est``."""
+    dask, _ = _dask()
+    from .estimator import _as_degrees, _check_not_constant
+
+    est._validate_params()
+    if y is None:
+        raise ValueError(
+            "this estimator requires y to be passed, but the target y is None; pass the binary "
+            "class label of every row of S."
+        )
+    S, names = _score_array(S)
+    M = S.shape[1]
+    S, ya = _align(S, y, "y")
+    S, wa = _align(S, sample_weight, "sample_weight")
+    if wa is not None and wa.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numeric, got dtype {wa.dtype}.")
+    S_blocks = list(S.to_delayed().ravel())
+    y_blocks = list(ya.to_delayed().ravel())
+    w_blocks = list(wa.to_delayed().ravel()) if wa is not None else [None] * len(S_blocks)
+    B = len(S_blocks)
+
+    n_knots = est._resolved_knots(dask=True)
+    size = None if n_knots is None else SUMMARY_FACTOR * n_knots
+
+    # Pass 1: validation, labels, ECDF summaries.
+    summarize = dask.delayed(_summarize_block, pure=True)
+    parts = [
+        summarize(s, yb, wb, i, M, size)
+        for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
+    ]
+    (res,) = dask.compute(_tree_reduce(parts, _merge_pass1, size))
+    n = res["n"]
+    if n < 2:
+        raise ValueError(f"at least 2 training rows are needed, got {n} sample.")
+    labels = res["labels"]
+    keys = list(labels)
+    classes, _ = _encode_targets(np.asarray(keys, dtype=ya.dtype), len(keys))
+    total_w = sum(labels.values())
+    if not total_w > 0:
+        raise ValueError("sample_weight sums to zero; at least one row needs positive weight.")
+    for c in classes:
+        if not labels[c.item() if hasattr(c, "item") else c] > 0:
+            raise ValueError(
+                f"sample_weight is zero on every row of class {c!r}; both classes need positive "
+                "total weight."
+            )
+
+    # ECDF: exact columns directly, sketched ones after pass 2.
+    knots, values, pending, bound = [None] * M, [None] * M, {}, 0.0
+    for j, summary in enumerate(res["summaries"]):
+        if n_knots is None:
+            q, exact = summary.vals, True
+        else:
+            q, exact = choose_knots(summary, n_knots)
+        _check_not_constant(q, j)
+        knots[j] = q
+        if exact:
+            values[j] = _mid_from_counts(summary, n)
+        else:
+            pending[j] = q
+    if pending:
+        count = dask.delayed(_count_block, pure=True)
+        knots_d = dask.delayed(pending, pure=True)
+        (counts,) = dask.compute(
+            _tree_reduce([count(s, i, M, knots_d) for i, s in enumerate(S_blocks)], _sum_counts)
+        )
+        for j, (lt, le) in counts.items():
+            values[j] = mid_values(lt, le, n)
+            bound = max(bound, max_gap(values[j]))
+    ecdf = ECDFNormalizer.from_knots(knots, values)
+
+    # Pass 3: sufficient statistics, then the QP on the client.
+    components = make_components(est.structure, M)
+    if isinstance(est.degree, str):
+        if n < est.cv:
+            raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
+        n_train = n - (-(-n // est.cv)) - 2 * B  # largest fold: n / cv + 1 row per class, block
+        cands = est._candidates(M, max(n_train, 1), components)
+        rs = est.random_state
+        seed = int(rs) if isinstance(rs, Integral) else int(check_random_state(rs).randint(2**31))
+        cv = est.cv
+    else:
+        cands = [_as_degrees(est.degree, M, "degree")]
+        est._check_size(cands[0], n, components)
+        cv, seed = None, 0
+    gram = dask.delayed(_gram_block, pure=True)
+    ecdf_d = dask.delayed(ecdf, pure=True)
+    parts = [
+        gram(s, yb, wb, i, M, ecdf_d, classes[1], cands, components, cv, seed)
+        for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
+    ]
+    (stats,) = dask.compute(_tree_reduce(parts, _sum_stats))
+
+    est.classes_ = classes
+    est.n_features_in_ = M
+    if names is not None and all(isinstance(c, str) for c in names):
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    else:
+        est.__dict__.pop("feature_names_in_", None)
+    est.ecdf_ = ecdf
+    est.ecdf_knots_ = n_knots
+    est.ecdf_error_bound_ = bound
+    if cv is None:
+        est.__dict__.pop("cv_scores_", None)
+        degrees, total = cands[0], stats[cands[0]]
+    else:
+        results = {d: est._cv_score(d, stats[d], components) for d in cands}
+        degrees, total = est._pick(results)
+    est._solve_final(degrees, total, components)
+    return est
+
+
+# ---------------------------------------------------------------------------------------------
+# Predict.
+
+
+def _proba_block(Sb, model, block_id=None):
+    i = block_id[0] if block_id else "?"
+    Sb = _block_scores(Sb, i, model.n_features_in_)
+    p = np.clip(np.asarray(model._calibrate(model.ecdf_.transform(Sb)), dtype=float), 0.0, 1.0)
+    return np.column_stack([1.0 - p, p])
+
+
+def _label_block(p, classes):
+    return classes[(p > 0.5).astype(int)]
+
+
+def predict_proba_dask(est, S):
+    """Lazy ``predict_proba`` of a dask array/DataFrame: a dask array of shape (n, 2)."""
+    dask, da = _dask()
+    check_is_fitted(est, "ecdf_")
+    S, names = _score_array(S)
+    if S.shape[1] != est.n_features_in_:
+        raise ValueError(f"S has {S.shape[1]} columns, expected {est.n_features_in_}.")
+    fitted_names = getattr(est, "feature_names_in_", None)
+    if names is not None and fitted_names is not None and list(names) != list(fitted_names):
+        raise ValueError(
+            f"The feature names should match those that were passed during fit: got {names}, "
+            f"expected {list(fitted_names)}."
+        )
+    # One graph key for the model, shipped once per worker rather than once per task.
+    model = dask.delayed(est, pure=False, name=f"bernstein-model-{uuid.uuid4().hex}")
+    return da.map_blocks(
+        _proba_block, S, model, dtype=float, chunks=(S.chunks[0], (2,)), meta=np.empty((0, 2))
+    )
+
+
+def predict_dask(est, S):
+    """Lazy ``predict`` of a dask array/DataFrame: labels at threshold 0.5."""
+    p = predict_proba_dask(est, S)[:, 1]
+    return p.map_blocks(_label_block, est.classes_, dtype=est.classes_.dtype)

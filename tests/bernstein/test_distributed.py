@@ -1,0 +1,185 @@
+"""BernsteinFusion on dask collections, on a two-process LocalCluster."""
+
+import numpy as np
+import pytest
+
+from fusion import BernsteinFusion, ECDFNormalizer
+
+from ..conftest import simulate
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+CHUNK = 2500
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    S, y, p = simulate(12_000, seed=3)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=y.shape[0])
+    return S, y, w
+
+
+def _dask(*arrays):
+    return [da.from_array(a, chunks=(CHUNK,) + a.shape[1:]) for a in arrays]
+
+
+def test_exact_dask_fit_equals_in_memory_fit(client, data):
+    S, y, w = data
+    Sd, yd, wd = _dask(S, y, w)
+    ref = BernsteinFusion(degree=4).fit(S, y, sample_weight=w)
+    model = BernsteinFusion(degree=4, ecdf_knots=None).fit(Sd, yd, sample_weight=wd)
+    assert model.ecdf_knots_ is None and model.ecdf_error_bound_ == 0.0
+    got, want = model.ecdf_, ref.ecdf_
+    for a, b in zip(got.knots_ + got.values_, want.knots_ + want.values_, strict=True):
+        np.testing.assert_array_equal(a, b)  # merged value counts give the identical ECDF
+    np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6, rtol=0)
+    assert model.solver_status_ == "solved" and list(model.classes_) == [0, 1]
+
+
+def test_dataframe_input_feature_names_and_string_labels(client, data):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    S, y, _ = data
+    labels = np.array(["neg", "pos"], dtype=object)[y]
+    frame = pd.DataFrame(S, columns=["net_a", "net_b"])
+    df = dd.from_pandas(frame, npartitions=5)
+    ys = dd.from_pandas(pd.Series(labels), npartitions=5)
+    model = BernsteinFusion(degree=3, ecdf_knots=None).fit(df, ys)
+    ref = BernsteinFusion(degree=3).fit(frame, labels)
+    assert list(model.feature_names_in_) == ["net_a", "net_b"]
+    assert list(model.classes_) == ["neg", "pos"]
+    np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6, rtol=0)
+    pred = model.predict(df)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_array_equal(pred.compute(), ref.predict(frame))
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict_proba(df[["net_b", "net_a"]])
+
+
+def test_predict_proba_is_lazy_blockwise_and_equals_in_memory(client, data):
+    S, y, _ = data
+    model = BernsteinFusion(degree=3).fit(S, y)
+    (Sd,) = _dask(S)
+    proba = model.predict_proba(Sd)
+    assert isinstance(proba, da.Array)
+    assert proba.chunks == (Sd.chunks[0], (2,))
+    np.testing.assert_allclose(proba.compute(), model.predict_proba(S), rtol=0, atol=1e-12)
+
+
+def test_sketched_fit_within_its_ecdf_bound_and_close_to_exact(client, data):
+    S, y, _ = data
+    Sd, yd = _dask(S, y)
+    k = 400
+    model = BernsteinFusion(degree=4, ecdf_knots=k).fit(Sd, yd)
+    exact = BernsteinFusion(degree=4, ecdf_knots=None).fit(Sd, yd)
+    bound = model.ecdf_error_bound_
+    n, blocks = S.shape[0], -(-S.shape[0] // CHUNK)
+    depth = int(np.ceil(np.log(blocks) / np.log(8))) + 1  # compressions along a merge path
+    # the a-priori bound of fusion.bernstein.sketch for continuous scores
+    assert 0 < bound <= 1 / (k - 1) + 2 * depth / (8 * k) + 1 / n
+    assert all(q.shape[0] <= k for q in model.ecdf_.knots_)
+    # the a-posteriori bound holds against the exact normalizer everywhere
+    G = ECDFNormalizer().fit(S)
+    for j in range(2):
+        x = np.sort(S[:, j])  # every training value, midpoints between them, and beyond
+        pts = np.concatenate([x, (x[:-1] + x[1:]) / 2, [x[0] - 1, x[-1] + 1]])
+        h = np.interp(pts, model.ecdf_.knots_[j], model.ecdf_.values_[j])
+        g = np.interp(pts, G.knots_[j], G.values_[j])
+        assert np.max(np.abs(h - g)) <= bound + 1e-12
+    # Normalized scores move by at most `bound`; f has |df/du_m| <= K, so predictions with the
+    # same coefficients move by at most M K bound, and the refit on the perturbed points adds
+    # a change of the same order: allow twice that.
+    p_s = model.predict_proba(S)[:, 1]
+    p_e = exact.predict_proba(S)[:, 1]
+    assert np.max(np.abs(p_s - p_e)) <= 2 * 2 * 4 * bound
+
+
+def test_cross_validation_on_dask(client, data):
+    S, y, _ = data
+    Sd, yd = _dask(S, y)
+    grid = [1, 2, 3, 5]
+    model = BernsteinFusion(degree_grid=grid, cv=4, random_state=0, ecdf_knots=None).fit(Sd, yd)
+    ref = BernsteinFusion(degree_grid=grid, cv=4, random_state=0).fit(S, y)
+    assert list(model.cv_scores_) == list(ref.cv_scores_)
+    # different (blockwise) folds, same data: the held-out Brier scores agree closely
+    for d in ref.cv_scores_:
+        assert model.cv_scores_[d] == pytest.approx(ref.cv_scores_[d], abs=2e-3)
+    assert model.degree_ == min(model.cv_scores_, key=model.cv_scores_.get)
+    # the final model is the fixed-degree fit at the chosen degree (totals reused)
+    fixed = BernsteinFusion(degree=model.degree_, ecdf_knots=None).fit(Sd, yd)
+    np.testing.assert_allclose(model.coef_, fixed.coef_, atol=1e-6, rtol=0)
+    # same random_state, same folds
+    again = BernsteinFusion(degree_grid=grid, cv=4, random_state=0, ecdf_knots=None).fit(Sd, yd)
+    assert again.cv_scores_ == model.cv_scores_
+
+
+def test_blockwise_folds_are_stratified_and_seeded():
+    from fusion.bernstein.distributed import _block_folds
+
+    y = (np.random.default_rng(1).random(1003) < 0.3).astype(float)
+    fold = _block_folds(y, 5, seed=7, i=2)
+    for c in (0.0, 1.0):
+        counts = np.bincount(fold[y == c], minlength=5)
+        assert counts.max() - counts.min() <= 1
+    np.testing.assert_array_equal(fold, _block_folds(y, 5, seed=7, i=2))
+    assert not np.array_equal(fold, _block_folds(y, 5, seed=7, i=3))
+
+
+def test_mixed_in_memory_and_dask_inputs(client, data):
+    S, y, _ = data
+    (Sd,) = _dask(S)
+    (yd,) = _dask(y)
+    ref = BernsteinFusion(degree=2).fit(S, y)
+    a = BernsteinFusion(degree=2, ecdf_knots=None).fit(Sd, y)  # labels cut like S's blocks
+    b = BernsteinFusion(degree=2).fit(S, yd)  # S in memory: labels are gathered
+    np.testing.assert_allclose(a.coef_, ref.coef_, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(b.coef_, ref.coef_, atol=1e-6, rtol=0)
+    # y chunked differently from S is rechunked
+    c = BernsteinFusion(degree=2, ecdf_knots=None).fit(Sd, da.from_array(y, chunks=3001))
+    np.testing.assert_allclose(c.coef_, ref.coef_, atol=1e-6, rtol=0)
+
+
+def test_bad_dask_input_gives_clear_errors(client, data):
+    S, y, w = data
+    S_nan = S.copy()
+    S_nan[CHUNK + 7, 1] = np.nan
+    with pytest.raises(ValueError, match=r"finite scores; found NaN at row 7, column 1 of block 1"):
+        BernsteinFusion(degree=2).fit(*_dask(S_nan, y))
+    with pytest.raises(ValueError, match="exactly two classes"):
+        BernsteinFusion(degree=2).fit(*_dask(S, y + (np.arange(y.shape[0]) % 7 == 0)))
+    with pytest.raises(ValueError, match="single class"):
+        BernsteinFusion(degree=2).fit(*_dask(S, np.ones_like(y)))
+    w_neg = w.copy()
+    w_neg[3] = -1.0
+    with pytest.raises(ValueError, match="non-negative"):
+        BernsteinFusion(degree=2).fit(*_dask(S, y, w_neg))
+    with pytest.raises(ValueError, match="rows but y has"):
+        BernsteinFusion(degree=2).fit(*_dask(S, y[:-5]))
+    y_nan = y.astype(float)
+    y_nan[10] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN at row 10 of block 0"):
+        BernsteinFusion(degree=2).fit(*_dask(S, y_nan))
+    S_const = S.copy()
+    S_const[:, 0] = 1.0
+    with pytest.raises(ValueError, match="constant"):
+        BernsteinFusion(degree=2).fit(*_dask(S_const, y))
+    with pytest.raises(ValueError, match="max_coefficients"):
+        BernsteinFusion(degree=80, max_coefficients=100).fit(*_dask(S, y))
+    model = BernsteinFusion(degree=2).fit(S, y)
+    with pytest.raises(ValueError, match="columns, expected 2"):
+        model.predict_proba(da.from_array(np.column_stack([S, S]), chunks=(CHUNK, 4)))
+    lazy = model.predict_proba(_dask(S_nan)[0])
+    with pytest.raises(ValueError, match="finite scores"):
+        lazy.compute()
