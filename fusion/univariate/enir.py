@@ -11,7 +11,8 @@ is scored by
 with ``P_t(y_i)`` the model's fitted value of ``i``'s bin clipped to ``[0, 1]`` (for
 ``y_i = 1``, one minus it for ``y_i = 0``), ``df_t`` the number of bins (distinct fitted
 values along the sorted scores: two non-adjacent bins that happen to share a value count
-twice, as in the original code's ``get_df_local``) and ``n`` the number of rows. Models are
+twice, as in the original code's ``get_df_local``) and ``n`` the number of rows (the sum of
+the weights: weights are frequency weights). Models are
 averaged with weights ``exp(-(BIC_t - BIC_min) / 2)``. The averaged fitted values at the
 distinct training scores are stored; a new score is mapped by linear interpolation between
 the adjacent training scores, constant beyond the ends, clipped to ``[0, 1]``.
@@ -227,11 +228,10 @@ class ENIRCalibrator(UnivariateCalibrator):
 
     Notes
     -----
-    ``sample_weight`` is honoured: weights are rescaled to mean 1 (so results do not
-    depend on their overall scale and ``n`` in the BIC is the number of rows), tied scores
-    are pooled with their total weight, the path minimizes the weighted squared error and
-    the BIC uses the weighted log-likelihood. Rows of zero weight are ignored (their scores
-    are not knots).
+    ``sample_weight`` is honoured as frequency weights (a weight of 2 acts as a repeated
+    row): tied scores are pooled with their total weight, the path minimizes the weighted
+    squared error, and the BIC uses the weighted log-likelihood with ``n = sum(weights)``.
+    Rows of zero weight are ignored (their scores are not knots).
     """
 
     _parameter_constraints = {**UnivariateCalibrator._parameter_constraints}
@@ -240,16 +240,15 @@ class ENIRCalibrator(UnivariateCalibrator):
         self.combine = combine
 
     def _fit_1d(self, t, y, sample_weight):
-        w = sample_weight * (t.shape[0] / sample_weight.sum())
-        knots, ybar, weight = pool_ties(t, y, w)
+        knots, ybar, weight = pool_ties(t, y, sample_weight)
         ok = weight > 0
         knots, ybar, weight = knots[ok], ybar[ok], weight[ok]
-        fit = enir_fit(ybar, weight, n_obs=float(t.shape[0]))
+        fit = enir_fit(ybar, weight, n_obs=float(sample_weight.sum()))
         self.knots_ = knots
         self.knot_values_ = fit.values
         self.lambdas_ = fit.lambdas
         idx = fit.model_index
-        self.model_lambdas_ = np.where(idx > 0, fit.lambdas[np.maximum(idx, 1) - 1], 0.0)
+        self.model_lambdas_ = np.r_[0.0, fit.lambdas][idx]  # index 0: the lambda = 0 fit
         self.model_bic_ = fit.model_bic
         self.model_weights_ = fit.model_weight
 

@@ -242,7 +242,9 @@ def repair(coef: np.ndarray) -> tuple[np.ndarray, float]:
     lo_val = float(cheb.chebval(-1.0, c))
     hi_val = float(cheb.chebval(1.0, c))
     if lo_val < 0.0 or hi_val > 1.0:
-        new_lo, new_hi = max(lo_val, 0.0), min(hi_val, 1.0)
+        # a margin of a few ulps so that rounding in the map cannot undo it
+        margin = 1e-14 * (1.0 + np.abs(c).sum())
+        new_lo, new_hi = max(lo_val, margin), min(hi_val, 1.0 - margin)
         if hi_val - lo_val <= 0 or new_hi <= new_lo:
             c = np.zeros_like(c)
             c[0] = min(max(0.5 * (lo_val + hi_val), 0.0), 1.0)
@@ -477,7 +479,7 @@ class RPRCalibrator(UnivariateCalibrator):
     _parameter_constraints = {
         **UnivariateCalibrator._parameter_constraints,
         "degree": [Interval(Integral, 1, None, closed="left"), StrOptions({"cv"})],
-        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"cv"})],
+        "lam": [Interval(Real, 0, None, closed="right"), StrOptions({"cv"})],
         "degree_grid": ["array-like", None],
         "lam_grid": ["array-like", None],
         "cv": [Interval(Integral, 2, None, closed="left")],
