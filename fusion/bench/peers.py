@@ -1,0 +1,210 @@
+"""The peers a practitioner would use instead of a fusion method, as fusion estimators.
+
+All three work on the same ECDF-normalized scores as the fusion methods (the base class fits
+the normalizer), so the grid metrics compare them on the same cells:
+
+* :class:`LogisticStacking` -- logistic regression on the normalized scores (stacking), the
+  inverse regularization ``C`` chosen by cross-validated Brier score;
+* :class:`IsotonicMean` -- isotonic regression on the mean normalized score;
+* :class:`MonotoneLightGBM` -- gradient-boosted trees with a monotone-increasing constraint on
+  every score, hyper-parameters by cross-validated grid search (needs ``lightgbm``).
+
+Fitted state is plain data (arrays, floats, a LightGBM model string), as the persistence
+contract of the package asks.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegressionCV
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.utils._param_validation import Interval
+
+from .._base import FusionEstimator
+
+__all__ = ["LogisticStacking", "IsotonicMean", "MonotoneLightGBM", "cv_splitter"]
+
+#: Default grid of :class:`MonotoneLightGBM` (12 candidates).
+LIGHTGBM_GRID = {
+    "n_estimators": [50, 100, 200],
+    "num_leaves": [4, 8],
+    "min_child_samples": [10, 30],
+}
+
+
+def cv_splitter(y: np.ndarray, n_folds: int, random_state):
+    """Shuffled stratified folds, or plain folds when a class has fewer rows than folds."""
+    counts = np.bincount(np.asarray(y).astype(int), minlength=2)
+    if counts.min() >= n_folds:
+        return StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
+    return KFold(n_folds, shuffle=True, random_state=random_state)
+
+
+class LogisticStacking(FusionEstimator):
+    """Logistic regression on the ECDF-normalized scores (L2 penalty, ``C`` by CV).
+
+    ``P(Y = 1 | u) = expit(u @ coef_ + intercept_)``; ``C`` is chosen from ``Cs`` by
+    ``cv``-fold cross-validated Brier score (:class:`~sklearn.linear_model.LogisticRegressionCV`).
+    Not monotone by construction: a negative coefficient is allowed.
+
+    Parameters
+    ----------
+    Cs : int or sequence of float, default=10
+        Candidate inverse regularization strengths (an int: that many on a log grid).
+    cv : int, default=5
+    random_state : int, RandomState or None
+        Shuffling of the folds.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (M,)
+    intercept_ : float
+    C_ : float
+    """
+
+    _parameter_constraints = {
+        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, Cs=10, *, cv: int = 5, random_state=None):
+        self.Cs = Cs
+        self.cv = cv
+        self.random_state = random_state
+
+    def _fit_normalized(self, U, y, sample_weight):
+        model = LogisticRegressionCV(
+            Cs=self.Cs,
+            l1_ratios=(0.0,),
+            cv=cv_splitter(y, self.cv, self.random_state),
+            scoring="neg_brier_score",
+            max_iter=1000,
+            use_legacy_attributes=False,
+        ).fit(U, y, sample_weight=sample_weight)
+        self.coef_ = np.asarray(model.coef_, dtype=float).reshape(-1).copy()
+        self.intercept_ = float(np.ravel(model.intercept_)[0])
+        self.C_ = float(np.ravel(model.C_)[0])
+
+    def _calibrate(self, U):
+        return expit(U @ self.coef_ + self.intercept_)
+
+
+class IsotonicMean(FusionEstimator):
+    """Isotonic regression of the label on the mean of the normalized scores.
+
+    The fitted step function is interpolated linearly between its knots and held constant
+    beyond them (:class:`~sklearn.isotonic.IsotonicRegression` with ``out_of_bounds="clip"``),
+    so the fused probability is non-decreasing in every score. No hyper-parameter.
+
+    Attributes
+    ----------
+    x_thresholds_, y_thresholds_ : ndarray
+        Knots of the fitted function on the mean normalized score.
+    """
+
+    _allows_1d = True
+    _monotone = True
+
+    def _fit_normalized(self, U, y, sample_weight):
+        iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+        iso.fit(U.mean(axis=1), y, sample_weight=sample_weight)
+        self.x_thresholds_ = np.asarray(iso.X_thresholds_, dtype=float).copy()
+        self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=float).copy()
+
+    def _calibrate(self, U):
+        return np.interp(U.mean(axis=1), self.x_thresholds_, self.y_thresholds_)
+
+
+class MonotoneLightGBM(FusionEstimator):
+    """LightGBM on the normalized scores, constrained non-decreasing in every score.
+
+    Hyper-parameters by ``cv``-fold grid search on the Brier score, then a refit on all
+    rows. Needs the optional ``lightgbm`` package (extra ``bench``).
+
+    Parameters
+    ----------
+    param_grid : dict, optional
+        Grid over :class:`lightgbm.LGBMClassifier` parameters; default
+        :data:`LIGHTGBM_GRID`.
+    learning_rate : float, default=0.05
+    cv : int, default=5
+    random_state : int or None
+        Seed of the folds and of LightGBM.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The chosen grid point.
+    booster_ : str
+        The fitted model as LightGBM's text format (plain data; the booster is rebuilt
+        from it for prediction).
+    """
+
+    _allows_1d = True
+    _monotone = True
+    _parameter_constraints = {
+        "param_grid": [dict, None],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self, param_grid=None, *, learning_rate: float = 0.05, cv: int = 5, random_state=None
+    ):
+        self.param_grid = param_grid
+        self.learning_rate = learning_rate
+        self.cv = cv
+        self.random_state = random_state
+
+    def _fit_normalized(self, U, y, sample_weight):
+        lightgbm = _import_lightgbm()
+        seed = self.random_state if isinstance(self.random_state, Integral) else 0
+        base = lightgbm.LGBMClassifier(
+            learning_rate=self.learning_rate,
+            monotone_constraints=[1] * U.shape[1],
+            monotone_constraints_method="advanced",
+            random_state=seed,
+            deterministic=True,
+            force_row_wise=True,
+            n_jobs=1,
+            verbose=-1,
+        )
+        search = GridSearchCV(
+            base,
+            self.param_grid or LIGHTGBM_GRID,
+            cv=cv_splitter(y, self.cv, self.random_state),
+            scoring="neg_brier_score",
+            n_jobs=1,
+            refit=True,
+        )
+        search.fit(U, y.astype(int), sample_weight=sample_weight)
+        self.best_params_ = {k: _plain(v) for k, v in search.best_params_.items()}
+        self.booster_ = search.best_estimator_.booster_.model_to_string()
+        self._booster = None
+
+    def _calibrate(self, U):
+        booster = getattr(self, "_booster", None)
+        if booster is None:
+            booster = _import_lightgbm().Booster(model_str=self.booster_)
+            self._booster = booster
+        return booster.predict(np.ascontiguousarray(U))
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _import_lightgbm():
+    try:
+        import lightgbm
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "MonotoneLightGBM needs lightgbm: pip install 'fusion-calibration[bench]'."
+        ) from None
+    return lightgbm
