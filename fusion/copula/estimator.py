@@ -53,7 +53,9 @@ class CopulaFusion(FusionEstimator):
         Candidate copula families among ``"gaussian"``, ``"student"``, ``"clayton"``,
         ``"clayton_rot180"``, ``"gumbel"``, ``"gumbel_rot180"``, ``"frank"``,
         ``"plackett"``, ``"independence"``. ``"all"`` means every family defined for the
-        number of scores (the rotations and Plackett are bivariate only).
+        number of scores (the rotations and Plackett are bivariate only; a single score
+        has only the independence copula, so the model is then Bayes' rule with KDE
+        class-conditional densities).
     selection : {"loglik", "aic"}, default="loglik"
         Highest log-likelihood (the paper's criterion) or lowest AIC.
     bandwidth : {"silverman", "scott", "cv"} or float, default="silverman"
@@ -111,6 +113,8 @@ class CopulaFusion(FusionEstimator):
     [0, 1]
     """
 
+    # With one score the model is Bayes' rule with KDE class-conditional densities.
+    _allows_1d = True
     _parameter_constraints = {
         "families": [StrOptions(set(fam.FAMILIES) | {"all"}), list, tuple],
         "selection": [StrOptions({"loglik", "aic"})],
@@ -137,7 +141,12 @@ class CopulaFusion(FusionEstimator):
             raise ValueError(
                 f"unknown copula families {unknown}; known families: {list(fam.FAMILIES)}."
             )
-        if M != 2:
+        if M == 1 and set(names) != {"independence"}:
+            raise ValueError(
+                "with a single score column the only copula is independence; families "
+                f"{[f for f in names if f != 'independence']} do not apply (use 'all')."
+            )
+        if M > 2:
             bivariate = [f for f in names if f in fam.BIVARIATE_ONLY]
             if bivariate:
                 raise ValueError(

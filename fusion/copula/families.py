@@ -35,7 +35,7 @@ from functools import cache
 from math import factorial
 
 import numpy as np
-from scipy.special import betaincinv, gammaln, ndtri
+from scipy.special import betaincinv, gammaln, ndtri, stdtrit
 
 __all__ = [
     "EPS",
@@ -49,6 +49,7 @@ __all__ = [
     "gaussian_logpdf",
     "student_logpdf",
     "student_quantile",
+    "student_quantiles",
     "clayton_logpdf",
     "frank_logpdf",
     "gumbel_logpdf",
@@ -89,7 +90,12 @@ BOUNDS = {
 
 
 def families_for_dimension(M: int) -> tuple[str, ...]:
-    """The candidate families defined in ``M`` dimensions, in :data:`FAMILIES` order."""
+    """The candidate families defined in ``M`` dimensions, in :data:`FAMILIES` order.
+
+    A single variable's only copula is independence (the uniform density).
+    """
+    if M == 1:
+        return ("independence",)
     return tuple(f for f in FAMILIES if M == 2 or f not in BIVARIATE_ONLY)
 
 
@@ -123,10 +129,10 @@ def _chol(corr: np.ndarray) -> np.ndarray:
 
 def _mahalanobis(X: np.ndarray, L: np.ndarray) -> np.ndarray:
     """Rows' ``x' R^{-1} x`` given the Cholesky factor ``L`` of ``R``."""
-    # M is small: invert the triangular factor once and multiply (much cheaper than a
-    # triangular solve over n right-hand sides)
-    Linv = np.linalg.inv(L)
-    Y = X @ Linv.T
+    # M is small: invert the triangular factor once and multiply, with einsum rather than
+    # BLAS (a triangular solve over n right-hand sides is far slower, and multithreaded
+    # OpenBLAS busy-waits when the cores are shared)
+    Y = np.einsum("ik,jk->ij", X, np.linalg.inv(L))
     return np.einsum("ij,ij->i", Y, Y)
 
 
@@ -144,7 +150,8 @@ def student_quantile(u: np.ndarray, df: float) -> np.ndarray:
     Through the inverse regularized incomplete beta function, about 4x faster than
     ``scipy.special.stdtrit`` (which dominates the Student-t fit). With ``p = min(u, 1 - u)``,
     ``x^2 = df (1 - b) / b`` where ``b = I^{-1}_{2p}(df/2, 1/2)``; near the median ``1 - b`` is
-    computed directly as ``I^{-1}_{1-2p}(1/2, df/2)`` to avoid cancellation.
+    computed directly as ``I^{-1}_{1-2p}(1/2, df/2)`` to avoid cancellation. Beyond
+    ``p < 1e-12`` (never reached by clipped pseudo-observations) ``stdtrit`` is used.
     """
     u = np.asarray(u, dtype=float)
     p = np.minimum(u, 1.0 - u)
@@ -154,12 +161,66 @@ def student_quantile(u: np.ndarray, df: float) -> np.ndarray:
     x[tail] = np.sqrt(df * (1.0 - b) / b)
     c = betaincinv(0.5, 0.5 * df, 1.0 - 2.0 * p[~tail])
     x[~tail] = np.sqrt(df * c / (1.0 - c))
+    far = p < 1e-12  # betaincinv loses accuracy there; stdtrit does not (and is rarely needed)
+    if np.any(far):
+        x[far] = -stdtrit(df, p[far])
     return np.where(u < 0.5, -x, x)
+
+
+#: Above this many values :func:`student_quantiles` interpolates a table.
+_TABLE_THRESHOLD = 4096
+#: Table nodes in ``logit(u)`` on ``[-_TABLE_LOGIT, 0]`` (mirrored for the upper half).
+_TABLE_NODES, _TABLE_LOGIT = 1025, 23.5
+
+
+def _student_quantile_table(df: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Nodes of ``x(l)``, the t quantile as a function of ``l = logit(u)``, and ``h dx/dl``."""
+    ell = np.linspace(-_TABLE_LOGIT, 0.0, _TABLE_NODES)
+    h = ell[1] - ell[0]
+    # only the lower half is computed: expit(l) is exact there, and x(-l) = -x(l)
+    x = student_quantile(np.exp(ell - np.logaddexp(0.0, ell)), df)
+    log_pdf = (
+        gammaln(0.5 * (df + 1))
+        - gammaln(0.5 * df)
+        - 0.5 * np.log(df * np.pi)
+        - 0.5 * (df + 1) * np.log1p(x * x / df)
+    )
+    # dx/dl = u (1 - u) / f(x)
+    slope = np.exp(-np.logaddexp(0.0, -ell) - np.logaddexp(0.0, ell) - log_pdf) * h
+    return x, slope, h
+
+
+def student_quantiles(u: np.ndarray, df: float) -> np.ndarray:
+    """:func:`student_quantile` for many points: cubic Hermite interpolation in ``logit(u)``.
+
+    Exact values (``betaincinv``) and derivatives ``u (1 - u) / f_t(x)`` at 1025 nodes of
+    ``logit(u)`` in ``[-23.5, 0]``, mirrored by symmetry; about 20x faster than the direct
+    computation over 10^5 points and more (it dominates the Student-t copula). Measured
+    ``|x - stdtrit(df, u)| / (1 + |x|)`` below ``1e-10`` for ``u`` in ``[1e-10, 1 - 1e-10]``
+    and ``2 <= df <= 50``, like the direct computation (tested); points farther out, and
+    arrays of at most 4096 values, are computed directly.
+    """
+    u = np.asarray(u, dtype=float)
+    if u.size <= _TABLE_THRESHOLD:
+        return student_quantile(u, df)
+    x_nodes, slopes, h = _student_quantile_table(df)
+    lower = np.minimum(u, 1.0 - u)  # exact for u >= 1/2 (Sterbenz)
+    with np.errstate(divide="ignore"):
+        pos = (np.log(lower) - np.log1p(-lower) + _TABLE_LOGIT) / h
+    inside = pos >= 0.0
+    i = np.minimum(np.where(inside, pos, 0.0).astype(np.intp), _TABLE_NODES - 2)
+    t = np.where(inside, pos - i, 0.0)
+    a, b, da, db = x_nodes[i], x_nodes[i + 1], slopes[i], slopes[i + 1]
+    d = b - a
+    x = a + t * (da + t * (3.0 * d - 2.0 * da - db + t * (da + db - 2.0 * d)))
+    if not np.all(inside):
+        x[~inside] = student_quantile(lower[~inside], df)
+    return np.where(u > 0.5, -x, x)
 
 
 def student_logpdf(U: np.ndarray, corr: np.ndarray, df: float) -> np.ndarray:
     """Student-t copula log-density with correlation ``corr`` and ``df`` degrees of freedom."""
-    X = student_quantile(U, df)
+    X = student_quantiles(U, df)
     return _student_logpdf_from_quantiles(X, _chol(corr), df)
 
 

@@ -170,6 +170,32 @@ def test_unrotated_archimedean_density_is_mixed_derivative_of_cdf(family, cdf):
     _assert_close_relative(np.exp(fam.log_density(family, _POINTS, {"theta": 2.5})), numeric, 1e-6)
 
 
+def test_tabulated_student_quantiles_match_stdtrit():
+    rng = np.random.default_rng(1)
+    u = np.concatenate(
+        [
+            rng.random(20_000),
+            10 ** rng.uniform(-10, -1, 3000),
+            1 - 10 ** rng.uniform(-10, -1, 3000),
+            [1e-10, 1 - 1e-10, 0.5, 1e-14, 1 - 1e-14, 1e-300],
+        ]
+    )
+    assert u.size > fam._TABLE_THRESHOLD  # the interpolated path
+    for df in (2.0, 2.7, 9.0, 50.0):
+        ref = stdtrit(df, u)
+        err = np.abs(fam.student_quantiles(u, df) - ref) / (1 + np.abs(ref))
+        assert err.max() < 1e-9
+
+
+def test_student_log_density_same_through_the_table():
+    U = np.random.default_rng(2).random((6000, 2))  # 12000 values: tabulated quantiles
+    params = {"corr": _corr(2, 0.7), "df": 3.0}
+    chunks = [fam.log_density("student", U[a : a + 1000], params) for a in range(0, 6000, 1000)]
+    np.testing.assert_allclose(
+        fam.log_density("student", U, params), np.concatenate(chunks), rtol=1e-9, atol=1e-9
+    )
+
+
 def test_student_quantile_matches_stdtrit():
     u = np.concatenate(
         [
