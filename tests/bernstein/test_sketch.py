@@ -1,0 +1,129 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fusion import BernsteinFusion, ECDFNormalizer
+from fusion.bernstein.sketch import (
+    choose_knots,
+    column_summary,
+    counts_at_knots,
+    max_gap,
+    merge_summaries,
+    mid_values,
+    sketch_column,
+)
+from fusion.ecdf import mid_ecdf_knots
+
+from ..conftest import simulate
+
+
+def _sup_error(knots, values, x):
+    """sup_t |H(t) - G(t)| over the training values, midpoints between them and beyond."""
+    ek, ev = mid_ecdf_knots(x)
+    pts = np.concatenate([ek, (ek[:-1] + ek[1:]) / 2, [ek[0] - 1, ek[-1] + 1]])
+    return np.max(np.abs(np.interp(pts, knots, values) - np.interp(pts, ek, ev)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(50, 3000),
+    k=st.integers(2, 200),
+    ties=st.integers(0, 3),
+    seed=st.integers(0, 10_000),
+)
+def test_in_memory_sketch_is_within_its_bound(n, k, ties, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_t(2, size=n)
+    if ties:  # rounding makes ties; an atom makes one heavy value
+        x = np.round(x, ties)
+        x[: n // 5] = 0.0
+    knots, values, exact = sketch_column(x, k)
+    assert knots.shape[0] <= max(k, 1) and np.all(np.diff(knots) > 0)
+    assert knots[0] == x.min() and knots[-1] == x.max()
+    assert _sup_error(knots, values, x) <= (0.0 if exact else max_gap(values)) + 1e-12
+    if exact:  # few distinct values: the exact mid-ECDF itself
+        ek, ev = mid_ecdf_knots(x)
+        np.testing.assert_array_equal(knots, ek)
+        np.testing.assert_allclose(values, ev, rtol=0, atol=1e-15)
+    elif not ties:  # continuous scores: the a-priori bound of the module docstring
+        assert max_gap(values) <= 1 / (k - 1) + 1 / n + 1e-12
+
+
+def test_values_at_knots_are_the_exact_mid_ecdf():
+    x = np.random.default_rng(0).normal(size=5000).round(2)
+    knots, values, exact = sketch_column(x, 50)
+    assert not exact
+    G = ECDFNormalizer().fit(x[:, None])
+    np.testing.assert_allclose(values, G.transform(knots[:, None])[:, 0], rtol=0, atol=1e-15)
+
+
+def test_counts_at_knots_match_brute_force():
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 30, size=2000).astype(float)
+    q = np.array([-1.0, 0.0, 3.0, 3.5, 17.0, 29.0, 40.0])
+    lt, le = counts_at_knots(x, q)
+    np.testing.assert_array_equal(lt, [(x < v).sum() for v in q])
+    np.testing.assert_array_equal(le, [(x <= v).sum() for v in q])
+    np.testing.assert_allclose(mid_values(lt, le, x.shape[0]), (lt + le) / 4000)
+
+
+def test_exact_summaries_merge_to_value_counts():
+    rng = np.random.default_rng(2)
+    blocks = [rng.integers(0, 100, size=s).astype(float) for s in (10, 500, 77, 1)]
+    merged = merge_summaries([column_summary(b, None) for b in blocks], None)
+    vals, counts = np.unique(np.concatenate(blocks), return_counts=True)
+    assert merged.exact
+    np.testing.assert_array_equal(merged.vals, vals)
+    np.testing.assert_array_equal(merged.wts, counts)
+    knots, exact = choose_knots(merged, 200)
+    assert exact and np.array_equal(knots, vals)
+
+
+def test_compressed_summaries_keep_ranks_and_extremes():
+    rng = np.random.default_rng(3)
+    blocks = [rng.normal(size=4000) * (1 + i) for i in range(9)]
+    size = 400
+    level = [column_summary(b, size) for b in blocks]
+    merged = merge_summaries(
+        [merge_summaries(level[:8], size), merge_summaries(level[8:], size)], size
+    )
+    x = np.sort(np.concatenate(blocks))
+    assert not merged.exact and merged.vals.shape[0] <= size
+    assert merged.lo == x[0] and merged.hi == x[-1]
+    assert merged.wts.sum() == pytest.approx(x.shape[0])
+    # rank of every summary value within 3 compressions' error (1 / size each)
+    cw = np.cumsum(merged.wts) - merged.wts / 2
+    true = (np.searchsorted(x, merged.vals, "left") + np.searchsorted(x, merged.vals, "right")) / 2
+    assert np.max(np.abs(cw - true)) / x.shape[0] <= 3 / size
+    knots, exact = choose_knots(merged, 100)
+    assert not exact and knots[0] == x[0] and knots[-1] == x[-1] and knots.shape[0] <= 100
+
+
+def test_in_memory_ecdf_knots_option():
+    S, y, _ = simulate(4000, seed=4)
+    exact = BernsteinFusion(degree=3).fit(S, y)
+    sk = BernsteinFusion(degree=3, ecdf_knots=300).fit(S, y)
+    assert exact.ecdf_knots_ is None and exact.ecdf_error_bound_ == 0.0
+    assert sk.ecdf_knots_ == 300 and 0 < sk.ecdf_error_bound_ <= 1 / 299 + 1 / 4000
+    assert all(k.shape[0] <= 300 for k in sk.ecdf_.knots_)
+    # scores move by at most the bound in the cube; with |df/du_m| <= K, twice M K bound
+    diff = np.abs(sk.predict_proba(S)[:, 1] - exact.predict_proba(S)[:, 1])
+    assert diff.max() <= 2 * 2 * 3 * sk.ecdf_error_bound_
+    # enough knots for every distinct value: the exact ECDF
+    same = BernsteinFusion(degree=3, ecdf_knots=10_000).fit(S, y)
+    assert same.ecdf_error_bound_ == 0.0
+    np.testing.assert_allclose(same.coef_, exact.coef_, atol=1e-9)
+    with pytest.raises(ValueError, match="constant"):
+        BernsteinFusion(degree=2, ecdf_knots=10).fit(np.column_stack([S[:, 0], 0 * S[:, 1]]), y)
+    with pytest.raises(ValueError, match="ecdf_knots"):
+        BernsteinFusion(ecdf_knots=1).fit(S, y)
+
+
+def test_from_knots_validates():
+    with pytest.raises(ValueError, match="strictly increasing"):
+        ECDFNormalizer.from_knots([np.array([0.0, 0.0])], [np.array([0.2, 0.4])])
+    with pytest.raises(ValueError, match="one knots and one values"):
+        ECDFNormalizer.from_knots([np.array([0.0, 1.0])], [])
+    norm = ECDFNormalizer.from_knots([[0.0, 1.0]], [[0.25, 0.75]])
+    np.testing.assert_allclose(norm.transform([[0.5], [2.0]]).ravel(), [0.5, 0.75])
