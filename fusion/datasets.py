@@ -64,6 +64,11 @@ __all__ = [
     "download",
     "get_data_home",
     "find_local_copy",
+    "read_frame",
+    "adult_from_uci",
+    "census_from_uci",
+    "covtype_from_uci",
+    "dota2_from_uci",
 ]
 
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
@@ -661,7 +666,7 @@ def load(
     ValueError
         The file exists but is not the expected data.
     """
-    pd = _require_pandas()
+    _require_pandas()  # fail early, before any download
     spec = _spec(name)
     path = find_local_copy(name, data_home)
     if path is None:
@@ -685,7 +690,6 @@ def load(
     X = frame.drop(columns=[spec.label, *spec.drop])
     for col in spec.categorical:
         X[col] = X[col].astype("category")
-    X = pd.DataFrame(X)  # a fresh frame, not a view of `frame`
     if return_X_y:
         return X, y
     return Dataset(
