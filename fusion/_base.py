@@ -455,8 +455,10 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         S = self._validate_scores(S, reset=True)
         if not self._allows_1d and S.shape[1] < 2:
             raise ValueError(
-                f"{type(self).__name__} fuses M >= 2 scores, got {S.shape[1]} column; use "
-                "RPRCalibrator or ENIRCalibrator for a single score."
+                # "1 feature(s)" is scikit-learn's wording (check_fit2d_1feature).
+                f"{type(self).__name__} fuses M >= 2 scores, got {S.shape[1]} column "
+                f"({S.shape[1]} feature(s)); use RPRCalibrator or ENIRCalibrator for a single "
+                "score."
             )
         n = S.shape[0]
         if n < 2:

@@ -66,7 +66,7 @@ def test_single_column_for_multiscore_method(name):
     S, y = scores(60)
     if make(name)._allows_1d:
         pytest.skip("the method accepts a single score column")
-    _raises(name, S[:, :1], y, r"M >= 2 scores, got 1 column")
+    _raises(name, S[:, :1], y, r"M >= 2 scores, got 1 column \(1 feature\(s\)\)")
 
 
 def test_empty_rows(name):
