@@ -373,11 +373,25 @@ def gumbel_logpdf(U: np.ndarray, theta: float) -> np.ndarray:
 
     With ``x_m = -log u_m``, ``t = sum_m x_m^theta``, ``s = t^(1/theta)``:
     ``log c = -s - M log t + log P_M(s) + M log theta + sum_m ((theta - 1) log x_m + x_m)``,
-    ``P_M(s) = sum_k a_{Mk}(1/theta) s^k`` (for M = 2: ``P = s (theta - 1 + s) / theta^2``).
+    ``P_M(s) = sum_k a_{Mk}(1/theta) s^k`` (for M = 2: ``P = s (theta - 1 + s) / theta^2``,
+    used in closed form).
     """
     M = U.shape[1]
     X = -np.log(U)
     logX = np.log(X)
+    if M == 2:
+        log_t = np.logaddexp(theta * logX[:, 0], theta * logX[:, 1])
+        log_s = log_t / theta
+        s = np.exp(log_s)
+        return (
+            -s
+            - 2.0 * log_t
+            + log_s
+            + np.log(theta - 1.0 + s)
+            + (theta - 1.0) * (logX[:, 0] + logX[:, 1])
+            + X[:, 0]
+            + X[:, 1]
+        )
     log_t = _logsumexp_rows(theta * logX)
     log_s = log_t / theta
     s = np.exp(log_s)
