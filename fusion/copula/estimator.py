@@ -163,7 +163,7 @@ class CopulaFusion(FusionEstimator):
             if r.sum() < 2:
                 raise ValueError(
                     f"CopulaFusion needs at least 2 rows (with positive weight) of each class; "
-                    f"class {label!r} has {int(r.sum())}."
+                    f"class {_plain(label)!r} has {int(r.sum())}."
                 )
         weights = [sample_weight[r] for r in rows]
         prior = np.array([w.sum() for w in weights])

@@ -22,11 +22,13 @@ clayton            ``theta``              ``1e-4 <= theta <= 50``               
 clayton_rot180     ``theta``              as clayton                               M = 2
 gumbel             ``theta``              ``1 <= theta <= 50``                     any M
 gumbel_rot180      ``theta``              as gumbel                                M = 2
-frank              ``theta``              ``-50..50`` (M = 2), ``1e-4..50`` (M > 2)  any M
+frank              ``theta``              ``-50..50`` (M = 2), ``1e-4..50``        any M
 plackett           ``theta``              ``exp(-10) <= theta <= exp(10)``         M = 2
 =================  =====================  =======================================  ==========
 
-The rotated families are the survival copulas: ``c_rot180(u) = c(1 - u)``.
+Frank needs ``theta > 0`` when M > 2. The rotated families are the survival copulas:
+``c_rot180(u) = c(1 - u)``. The Gumbel and Frank densities for M > 2 use the generator
+derivatives of Hofert, Maechler & McNeil (2012), written as sums of positive terms.
 """
 
 from __future__ import annotations

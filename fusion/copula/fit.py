@@ -11,8 +11,9 @@ Estimators
       the best point of a coarse grid over the whole interval so that Brent works inside the
       bracket of the global maximum.
     * Gaussian, M = 2: the same for ``atanh(rho)``. M > 2: the weighted correlation of the
-      normal scores ``Phi^{-1}(u)`` (van der Waerden), the standard moment estimator; the
-      exact MLE under the unit-diagonal constraint differs from it by ``O_p(1/n)``.
+      normal scores ``Phi^{-1}(u)`` (van der Waerden), a standard estimator and, for the
+      Gaussian copula with unknown margins, a semiparametrically efficient one (Klaassen &
+      Wellner 1997); it is not the likelihood maximizer given the pseudo-observations.
     * Student-t, M = 2: the profile likelihood in ``log df`` (grid + Brent), maximized over
       ``atanh(rho)`` for each ``df``. M > 2: ``R`` from the inversion of Kendall's tau,
       ``R_jk = sin(pi tau_jk / 2)`` (valid for every elliptical copula; Demarta & McNeil
