@@ -28,7 +28,9 @@ plackett           ``theta``              ``exp(-10) <= theta <= exp(10)``      
 
 Frank needs ``theta > 0`` when M > 2. The rotated families are the survival copulas:
 ``c_rot180(u) = c(1 - u)``. The Gumbel and Frank densities for M > 2 use the generator
-derivatives of Hofert, Maechler & McNeil (2012), written as sums of positive terms.
+derivatives of Hofert, Maechler & McNeil (2012): Frank's as a sum of positive terms, Gumbel's
+polynomial coefficients from (alternating) Stirling-number sums, which agree with ``copulae``
+to 1e-13 up to M = 10 (checked by hand; the tests go to M = 4).
 """
 
 from __future__ import annotations
