@@ -464,28 +464,43 @@ def _method_arrays(meta):
     return keys
 
 
+_ARRAY_EDITS = {
+    "flattened": lambda a: a.ravel(),
+    "truncated": lambda a: a.ravel()[:-1],
+    "flipped": lambda a: np.flip(a),
+    "float32": lambda a: a.astype(np.float32),
+    "perturbed": lambda a: a + 1e-3 * np.abs(a).max(),
+}
+
+
 @pytest.mark.parametrize("name", METHOD_NAMES)
-@pytest.mark.parametrize(
-    "edit",
-    [
-        lambda a: a.ravel(),
-        lambda a: a.ravel()[:-1] if a.size > 1 else a * 0 + 0.5,
-        lambda a: np.flip(a),
-        lambda a: a.astype(np.float32),
-    ],
-    ids=["flattened", "truncated", "flipped", "float32"],
-)
-def test_load_refuses_altered_method_arrays(name, edit, tmp_path):
-    # Without any declaration from the method: the stored self-check catches fitted arrays
-    # that were reshaped or altered yet still evaluate.
+@pytest.mark.parametrize("edit", list(_ARRAY_EDITS))
+def test_altered_method_arrays_never_load_as_a_different_model(name, edit, tmp_path):
+    # Without any declaration from the method, the stored self-check guarantees: a file whose
+    # fitted arrays were altered (yet still evaluate) is refused, or, if the altered arrays
+    # are ones predictions do not use (diagnostics), the model predicts exactly as saved.
+    est, S = _fitted(name)
     meta, arrays = _archive(name)
     keys = [k for k in _method_arrays(meta) if arrays[k].dtype.kind == "f" and arrays[k].size > 1]
     if not keys:
         pytest.skip(f"{name} stores no float arrays of its own")
     for k in keys:
-        arrays[k] = edit(arrays[k])
-    if all(np.array_equal(arrays[k], _archive(name)[1][k]) for k in keys):
-        pytest.skip("this edit leaves the arrays unchanged")
+        arrays[k] = _ARRAY_EDITS[edit](arrays[k])
+    try:
+        loaded = fusion.load(_write(tmp_path / "m.fusion", meta, arrays))
+    except PersistenceError as err:
+        assert "invalid fusion model file" in str(err)
+        return
+    X = np.vstack([S, np.random.default_rng(1).normal(scale=3, size=(200, S.shape[1]))])
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+
+
+@pytest.mark.parametrize("edit", list(_ARRAY_EDITS))
+def test_altered_bernstein_coefficients_are_refused(edit, tmp_path):
+    # coef_ is what BernsteinFusion predicts with: every alteration must be caught.
+    meta, arrays = _archive("bernstein")
+    key = meta["attributes"]["coef_"]["__ndarray__"]
+    arrays[key] = _ARRAY_EDITS[edit](arrays[key])
     _load_fails(_write(tmp_path / "m.fusion", meta, arrays), r"invalid fusion model file")
 
 
