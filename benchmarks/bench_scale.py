@@ -184,6 +184,7 @@ def main() -> None:
     ap.add_argument("--dask-chunk", type=float, default=2e6)
     ap.add_argument("--gam-max-n", type=float, default=1e5)
     ap.add_argument("--exact-max-n", type=float, default=1e7)
+    ap.add_argument("--cv-max-n", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=3, help="repeats for n <= 1e5 (1 above)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument(
@@ -206,6 +207,8 @@ def main() -> None:
             if method == "pygam monotone" and n > args.gam_max_n:
                 continue
             if method == "bernstein K=5 exact" and n > args.exact_max_n:
+                continue
+            if method == "bernstein cv sketch" and n > args.cv_max_n:
                 continue
             reps = args.repeats if n <= 100_000 else 1
             fit, pred, peak, note = _run(_cell, (method, n, reps), args.timeout)

@@ -7,12 +7,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import FusionEstimator, _check_weights, _encode_targets
 from ..ecdf import ConstantColumnError, ECDFNormalizer
 from .basis import STRUCTURES, component_shapes, evaluate, evaluate_structured, make_components
 from .qp import GramStats, MonotoneQP, StructuredQP, accumulate_gram, heldout_sse
-from .sketch import max_gap, sketch_column
+from .sketch import KnotLookup, max_gap, sketch_column
 
 __all__ = ["BernsteinFusion", "DEFAULT_DEGREE_GRID", "DASK_ECDF_KNOTS"]
 
@@ -197,12 +198,16 @@ class BernsteinFusion(FusionEstimator):
         if _is_dask(S):
             from .distributed import fit_dask
 
-            return fit_dask(self, S, y, sample_weight)
-        if _is_dask(y) or _is_dask(sample_weight):
-            # S is in memory on the client already, so its labels and weights fit there too.
-            y = y.compute() if _is_dask(y) else y
-            sample_weight = sample_weight.compute() if _is_dask(sample_weight) else sample_weight
-        return super().fit(S, y, sample_weight)
+            fit_dask(self, S, y, sample_weight)
+        else:
+            if _is_dask(y) or _is_dask(sample_weight):
+                # S is in memory on the client already, so its labels and weights fit there too.
+                y = y.compute() if _is_dask(y) else y
+                if _is_dask(sample_weight):
+                    sample_weight = sample_weight.compute()
+            super().fit(S, y, sample_weight)
+        self._knot_lookups()  # built here so that prediction leaves the instance unchanged
+        return self
 
     def _osqp_settings(self) -> dict:
         return {
@@ -246,7 +251,10 @@ class BernsteinFusion(FusionEstimator):
             bound = max(bound, 0.0 if exact else max_gap(v))
         self.ecdf_ = ECDFNormalizer.from_knots(knots, values)
         self.ecdf_error_bound_ = bound
-        return self.ecdf_.transform(S), y01, w
+        U = np.empty_like(S)
+        for j, lookup in enumerate(self._knot_lookups()):
+            U[:, j] = lookup(S[:, j])
+        return U, y01, w
 
     def _fit_normalized(self, U, y, sample_weight):
         M = U.shape[1]
@@ -355,7 +363,19 @@ class BernsteinFusion(FusionEstimator):
             from .distributed import predict_proba_dask
 
             return predict_proba_dask(self, S)
-        return super().predict_proba(S)
+        # FusionEstimator.predict_proba, with fewer full-size temporaries (it clips U and p
+        # into copies and stacks a third): normalized scores already lie inside (0, 1).
+        U = self._normalize(S)
+        p = np.asarray(self._calibrate(U), dtype=float)
+        del U
+        if not np.all(np.isfinite(p)):
+            raise RuntimeError(
+                "BernsteinFusion produced non-finite probabilities; please report this."
+            )
+        proba = np.empty((p.shape[0], 2))
+        np.clip(p, 0.0, 1.0, out=proba[:, 1])
+        np.subtract(1.0, proba[:, 1], out=proba[:, 0])
+        return proba
 
     def predict(self, S):
         """Labels at threshold 0.5 (the negative class on an exact tie); lazy for dask input."""
@@ -365,10 +385,31 @@ class BernsteinFusion(FusionEstimator):
             return predict_dask(self, S)
         return super().predict(S)
 
+    def _normalize(self, S) -> np.ndarray:
+        # FusionEstimator._normalize with a bucket index in place of np.interp's binary search
+        # (same values; see KnotLookup). The index is a cache rebuilt from ecdf_ when missing.
+        check_is_fitted(self, "ecdf_")
+        S = self._validate_scores(S, reset=False)
+        U = np.empty_like(S)
+        for j, lookup in enumerate(self._knot_lookups()):
+            U[:, j] = lookup(S[:, j])
+        return U
+
+    def _knot_lookups(self) -> list[KnotLookup]:
+        cache = self.__dict__.get("_knot_lookup")
+        if cache is None or cache[0] is not self.ecdf_:  # refitted, or loaded from a file
+            lookups = [KnotLookup(k, v) for k, v in zip(*_ecdf_arrays(self.ecdf_), strict=True)]
+            cache = self._knot_lookup = (self.ecdf_, lookups)
+        return cache[1]
+
     def _calibrate(self, U):
         if _is_tensor(self.components_, U.shape[1]):
             return evaluate(self.coef_, U)
         return evaluate_structured(self.coef_, U, self.degree_, self.components_)
+
+
+def _ecdf_arrays(ecdf) -> tuple[list, list]:
+    return ecdf.knots_, ecdf.values_
 
 
 def _is_tensor(components, M: int) -> bool:

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from fusion import BernsteinFusion, ECDFNormalizer
 from fusion.bernstein.sketch import (
+    KnotLookup,
     choose_knots,
     column_summary,
     counts_at_knots,
@@ -127,3 +128,22 @@ def test_from_knots_validates():
         ECDFNormalizer.from_knots([np.array([0.0, 1.0])], [])
     norm = ECDFNormalizer.from_knots([[0.0, 1.0]], [[0.25, 0.75]])
     np.testing.assert_allclose(norm.transform([[0.5], [2.0]]).ravel(), [0.5, 0.75])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    k=st.integers(2, 3000),
+    tail=st.sampled_from([0.5, 2.0, 50.0]),
+    seed=st.integers(0, 10_000),
+)
+def test_knot_lookup_equals_np_interp(k, tail, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_t(tail, size=4000)
+    knots, values, _ = sketch_column(x, k)
+    if knots.shape[0] < 2:
+        return
+    # training values, knots themselves, points between and far outside
+    pts = np.concatenate([x, knots, rng.standard_t(tail, size=2000) * 3, [-1e300, 1e300]])
+    np.testing.assert_allclose(
+        KnotLookup(knots, values)(pts), np.interp(pts, knots, values), rtol=0, atol=1e-15
+    )
