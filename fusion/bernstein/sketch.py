@@ -27,12 +27,13 @@ above ``q_k`` (the maximum) both are constant and equal. Hence, for every real `
 
 which :func:`max_gap` computes from the fitted values (0 when the sketch kept every distinct
 value, since then ``H = G``). With knots at evenly spaced ranks and no ties,
-``Delta <= 1 / (k - 1) + 1 / n``; on a distributed array the merged summary places ranks to
-within about ``depth / summary_size`` (``depth`` = levels of the merge tree), so
-``Delta <= 1 / (k - 1) + 2 depth / summary_size + 1 / n`` (with the default
-``summary_size = 8 k`` and depth 3 this is at most about ``1.75 / k``). A value repeated in
-more than a fraction ``1 / k`` of the rows widens the gap next to it by up to its share:
-``Delta`` is what the fitted sketch guarantees either way.
+``Delta <= 1 / (k - 1) + 1 / n`` in memory. On a distributed array each compression of a
+summary to ``s`` values moves every rank by at most ``1 / s`` (normalized), and a knot's rank
+passes through ``c`` compressions (one per block, one per level of the merge tree), so
+``Delta <= 1 / (k - 1) + 2 c / s + 1 / n``; with the default ``s = 8 k`` and up to 512 blocks
+(``c <= 4``) that is about ``2 / k``. A value repeated in more than a fraction ``1 / k`` of
+the rows widens the gap next to it by up to its share: ``Delta`` is what the fitted sketch
+guarantees either way, and ``BernsteinFusion.ecdf_error_bound_`` reports it.
 """
 
 from __future__ import annotations
