@@ -212,12 +212,15 @@ class KnotLookup:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         if len(self.steps) > self.MAX_STEPS:
             return np.interp(x, self.knots, self.values)
-        g = (x - self.lo) * self.scale
-        np.clip(g, 0, self.cells - 1, out=g)
-        i = self.start[g.astype(np.intp)]
-        last = self.knots.shape[0] - 2
-        for s in self.steps:  # branch-free search of the segment within the cell
-            c = np.minimum(i + s, last)
-            i = np.where(self.knots[c] <= x, c, i)
-        out = self.slope[i] * (x - self.knots[i]) + self.values[i]  # np.interp's formula
+        # Scores far outside the knots (|x| near 1e308) overflow to inf here; clipping maps
+        # them to the end values, as np.interp does.
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = (x - self.lo) * self.scale
+            np.clip(g, 0, self.cells - 1, out=g)
+            i = self.start[g.astype(np.intp)]
+            last = self.knots.shape[0] - 2
+            for s in self.steps:  # branch-free search of the segment within the cell
+                c = np.minimum(i + s, last)
+                i = np.where(self.knots[c] <= x, c, i)
+            out = self.slope[i] * (x - self.knots[i]) + self.values[i]  # np.interp's formula
         return np.clip(out, self.values[0], self.values[-1], out=out)
