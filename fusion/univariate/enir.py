@@ -147,12 +147,8 @@ def enir_fit(y, sample_weight=None, *, n_obs: float | None = None) -> ENIRFit:
     # Lower bound of every BIC_t from the per-block maximum-likelihood log-likelihood.
     S, W = path.sum, path.weight
     g = _block_loglik(S, W, S / W)
-    diff_ll = np.zeros(T + 2)
-    diff_df = np.zeros(T + 2)
-    np.add.at(diff_ll, path.birth, g)
-    np.add.at(diff_ll, path.death, -g)
-    np.add.at(diff_df, path.birth, 1.0)
-    np.add.at(diff_df, path.death, -1.0)
+    diff_ll = np.bincount(path.birth, g, T + 2) - np.bincount(path.death, g, T + 2)
+    diff_df = np.bincount(path.birth, None, T + 2) - np.bincount(path.death, None, T + 2)
     upper_ll = np.cumsum(diff_ll)[1 : T + 1]
     df = np.rint(np.cumsum(diff_df)[1 : T + 1])
     lower_bic = -2.0 * upper_ll + df * log_n
@@ -178,9 +174,8 @@ def enir_fit(y, sample_weight=None, *, n_obs: float | None = None) -> ENIRFit:
     omega = np.where(live, cw[last] - cw[first - 1], 0.0)
     omega_l = np.where(live, cwl[last] - cwl[first - 1], 0.0)
     contrib = (S * omega + path.drift * omega_l) / W
-    acc = np.zeros(path.n_points + 1)
-    np.add.at(acc, path.lo, contrib)
-    np.add.at(acc, path.hi, -contrib)
+    K = path.n_points
+    acc = np.bincount(path.lo, contrib, K + 1) - np.bincount(path.hi, contrib, K + 1)
     values = np.cumsum(acc)[: path.n_points] / weight.sum()
     total = weight[keep].sum()
     return ENIRFit(

@@ -32,7 +32,13 @@ Implementation notes
   than by comparing floating-point values.
 * Collisions within a relative ``1e-12`` of the current breakpoint are treated as
   simultaneous (one breakpoint), as the paper's Algorithm 1 merges every pair attaining the
-  minimum of eq. (9) at once.
+  minimum of eq. (9) at once; neighbours whose values agree at the current ``lambda`` are
+  fused at once (see ``_TOUCH_RTOL``), so blocks are exactly the runs of equal fitted values.
+* Speed (pure NumPy/Python, no compiled extension): breakpoints at which many blocks fuse
+  together (with 0/1 labels, thousands of runs meet at ``lambda = 1/2, 2/3, ...``) are
+  processed with whole-array operations; the rest of the sweep runs with one small heap per
+  stretch of blocks that cannot interact (points whose isotonic values differ never fuse).
+  Neither device changes the result. About 1-2 s of CPU for ``K = 10^6`` 0/1 labels.
 """
 
 from __future__ import annotations
@@ -480,9 +486,7 @@ def breakpoint_fit(path: NearIsotonicPath, t: int) -> np.ndarray:
 def path_n_blocks(path: NearIsotonicPath) -> np.ndarray:
     """Number of blocks (distinct consecutive fitted values) at breakpoints ``0..T``."""
     T = path.n_breakpoints
-    diff = np.zeros(T + 2)
-    np.add.at(diff, path.birth, 1.0)
-    np.add.at(diff, path.death, -1.0)
+    diff = np.bincount(path.birth, None, T + 2) - np.bincount(path.death, None, T + 2)
     return np.cumsum(diff)[: T + 1].astype(np.int64)
 
 

@@ -51,7 +51,6 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.polynomial import Chebyshev, Polynomial
 from numpy.polynomial import chebyshev as cheb
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import SolverError, SolverWarning
@@ -421,9 +420,9 @@ class RPRCalibrator(UnivariateCalibrator):
     lam_grid : sequence of float, optional
         Candidates for ``lam="cv"``; default :data:`DEFAULT_LAM_GRID`.
     cv : int, default=3
-        Folds of the cross-validation (stratified when both classes have ``cv`` rows).
-    random_state : int, RandomState or None
-        Shuffling of the folds.
+        Folds of the cross-validation. They are deterministic (:func:`fold_ids`): rows are
+        sorted by class and score and dealt to the folds in turn, so every fold covers the
+        whole score range of both classes, and refits give identical models.
 
     Attributes
     ----------
@@ -483,7 +482,6 @@ class RPRCalibrator(UnivariateCalibrator):
         "degree_grid": ["array-like", None],
         "lam_grid": ["array-like", None],
         "cv": [Interval(Integral, 2, None, closed="left")],
-        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -495,7 +493,6 @@ class RPRCalibrator(UnivariateCalibrator):
         degree_grid=None,
         lam_grid=None,
         cv: int = 3,
-        random_state=None,
     ):
         self.degree = degree
         self.lam = lam
@@ -503,7 +500,6 @@ class RPRCalibrator(UnivariateCalibrator):
         self.degree_grid = degree_grid
         self.lam_grid = lam_grid
         self.cv = cv
-        self.random_state = random_state
 
     def _grids(self) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(self.degree, str):
@@ -567,7 +563,7 @@ class RPRCalibrator(UnivariateCalibrator):
         self.repair_slope_ = float(added)
 
     def _cross_validate(self, t, y, w, degrees, lams, problems) -> np.ndarray:
-        fold_of = fold_ids(y, self.cv, self.random_state)
+        fold_of = fold_ids(t, y, self.cv)
         kmax = int(degrees.max())
         folds = [
             accumulate_stats(t[fold_of == f], y[fold_of == f], w[fold_of == f], kmax)
@@ -608,18 +604,19 @@ class RPRCalibrator(UnivariateCalibrator):
         return evaluate(self.coef_, t)
 
 
-def fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    """Fold number of each row: stratified ``n_folds``-fold split when both classes allow."""
+def fold_ids(t: np.ndarray, y: np.ndarray, n_folds: int) -> np.ndarray:
+    """Deterministic stratified folds: sort rows by class, then score; deal them in turn.
+
+    Each fold gets every ``n_folds``-th row of each class along the score axis, so folds are
+    balanced in class and in score without any randomness (systematic sampling).
+    """
     n = y.shape[0]
     if n < n_folds:
         raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
-    counts = np.bincount(y.astype(int), minlength=2)
-    splitter = (
-        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
-        if counts.min() >= n_folds
-        else KFold(n_folds, shuffle=True, random_state=random_state)
-    )
-    fold_of = np.empty(n, dtype=np.int64)
-    for f, (_, test) in enumerate(splitter.split(np.zeros(n), y)):
-        fold_of[test] = f
-    return fold_of
+    order = np.lexsort((np.arange(n), t, y))
+    rank_in_class = np.empty(n, dtype=np.int64)
+    labels = y[order]
+    for cls in np.unique(labels):
+        members = order[labels == cls]
+        rank_in_class[members] = np.arange(members.shape[0])
+    return rank_in_class % n_folds

@@ -232,7 +232,7 @@ def test_beats_platt_and_isotonic_on_a_fat_tailed_non_sigmoid_truth():
         y = (rng.random(1500) < truth(s)).astype(int)
         s_test = rng.standard_t(1.5, 20_000)
         models = {
-            "rpr": RPRCalibrator(degree_grid=(3, 4, 6, 8), random_state=seed),
+            "rpr": RPRCalibrator(degree_grid=(3, 4, 6, 8)),
             "platt": PlattCalibrator(),
             "iso": IsotonicCalibrator(),
         }
@@ -248,14 +248,14 @@ def test_cv_scores_are_heldout_brier_of_each_candidate():
     s = rng.normal(size=240)
     y = (rng.random(240) < 1 / (1 + np.exp(-2 * s))).astype(int)
     w = rng.uniform(0.5, 2.0, 240)
-    model = RPRCalibrator(degree_grid=[2, 5], lam_grid=[0.3, 25.0, np.inf], cv=3, random_state=7)
+    model = RPRCalibrator(degree_grid=[2, 5], lam_grid=[0.3, 25.0, np.inf], cv=3)
     model.fit(s, y, sample_weight=w)
     assert model.cv_scores_.shape == (2, 3)
     i, j = np.unravel_index(np.nanargmin(model.cv_scores_), model.cv_scores_.shape)
     assert (model.degree_, model.lam_) == (model.degree_grid_[i], model.lam_grid_[j])
     # recompute one entry by refitting on each training fold
     t = model.ecdf_.transform(s[:, None])[:, 0]
-    folds = fold_ids(y.astype(float), 3, 7)
+    folds = fold_ids(t, y.astype(float), 3)
     sse = 0.0
     for f in range(3):
         tr, te = folds != f, folds == f
@@ -263,6 +263,20 @@ def test_cv_scores_are_heldout_brier_of_each_candidate():
         c, _, _ = solve_rpr(stats, 5, 25.0)
         sse += np.sum(w[te] * (evaluate(c, t[te]) - y[te]) ** 2)
     assert model.cv_scores_[1, 1] == pytest.approx(sse / w.sum(), rel=1e-5)
+
+
+def test_folds_are_deterministic_and_balanced_in_class_and_score():
+    rng = np.random.default_rng(3)
+    t = rng.random(301)
+    y = (rng.random(301) < t).astype(float)
+    folds = fold_ids(t, y, 3)
+    np.testing.assert_array_equal(folds, fold_ids(t, y, 3))
+    for cls in (0, 1):
+        counts = np.bincount(folds[y == cls], minlength=3)
+        assert counts.max() - counts.min() <= 1
+        # along the score axis the folds alternate
+        order = np.argsort(t[y == cls])
+        np.testing.assert_array_equal(folds[y == cls][order], np.arange(order.size) % 3)
 
 
 def test_given_degree_and_lam_skip_cross_validation():
