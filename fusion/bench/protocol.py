@@ -45,6 +45,7 @@ __all__ = [
     "QUICK_TEST_SIZE",
     "effective_min_count",
     "round_rng",
+    "method_seed",
     "split_round",
     "make_scorer",
     "mlp_logit",
@@ -166,6 +167,14 @@ def round_rng(seed: int, dataset: str, round_index: int) -> np.random.Generator:
     return np.random.default_rng(
         np.random.SeedSequence([int(seed), zlib.crc32(dataset.encode()), int(round_index)])
     )
+
+
+def method_seed(seed: int, dataset: str, round_index: int, method: str) -> int:
+    """``random_state`` of one method in one round: independent of the other methods run."""
+    ss = np.random.SeedSequence(
+        [int(seed), zlib.crc32(dataset.encode()), int(round_index), zlib.crc32(method.encode())]
+    )
+    return int(ss.generate_state(1)[0] & 0x7FFFFFFF)
 
 
 def split_round(
@@ -365,7 +374,7 @@ def run(
                 rd = prepare_round(data, rng, n_sample=config.n_sample, test_size=config.n_test_max)
                 for spec, cls in runnable:
                     bar.set_postfix_str(f"{name} round {r + 1}: {spec.key}")
-                    rs = int(rng.integers(2**31 - 1))
+                    rs = method_seed(config.seed, name, r, spec.key)
                     row = _evaluate(spec, cls, rd, rs, config, mc)
                     row.update(
                         dataset=name,

@@ -140,3 +140,17 @@ def test_run_scales_min_count_for_small_test_sets(toy_loader, fast_scorers):
     assert info["scaled"] and info["min_count"] == P.effective_min_count(1400, 1000) == 35
     assert {r["min_count"] for r in result.rows} == {35}
     assert {r["status"] for r in result.rows} == {"ok"}
+
+
+def test_a_methods_numbers_do_not_depend_on_the_other_methods(toy_loader, fast_scorers):
+    cfg = P.BenchConfig(datasets=("a",), rounds=1, n_sample=200, quick=True)
+    spec = SPECS["bernstein"]
+    alone = P.run(cfg, loader=toy_loader, progress=False, runnable=[(spec, BernsteinFusion)])
+    after = P.run(
+        cfg,
+        loader=toy_loader,
+        progress=False,
+        runnable=[(SPECS["isotonic"], IsotonicMean), (spec, BernsteinFusion)],
+    )
+    assert numbers(alone.rows, "a") == numbers(after.rows[1:], "a")
+    assert P.method_seed(0, "a", 0, "bernstein") != P.method_seed(0, "a", 0, "isotonic")
