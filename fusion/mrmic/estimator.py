@@ -69,7 +69,10 @@ class MRMICFusion(FusionEstimator):
     graph : {"dense", "knn"}, default="dense"
         Similarity graph: all pairs (the paper; ``P`` has ``n^2`` entries, so fitting is
         ``O(n^2)`` per OSQP iteration plus an ``O(n^3)`` factorization) or the symmetrized
-        ``n_neighbors``-nearest-neighbour graph (sparse ``P``; for large ``n``).
+        ``n_neighbors``-nearest-neighbour graph (sparse ``P``; several times faster from
+        ``n`` of a few hundred on). Either way OSQP's factorization fills in along the long
+        edges of the dominance graph, so neither scales far beyond a few thousand distinct
+        points (see benchmarks/RESULTS.md).
     n_neighbors : int, default=10
         Neighbours per point for ``graph="knn"``.
     lam_grid : sequence of float, optional

@@ -223,7 +223,12 @@ def similarity_matrix(points: np.ndarray, graph: str = "dense", n_neighbors: int
         rows, cols, dist = rows[off], cols[off], dist[off]
     if np.any(dist <= 0):
         raise ValueError("points must be distinct (zero distance); merge identical rows first.")
-    W = sp.coo_matrix((1.0 / dist, (rows, cols)), shape=(n, n)).tocsr()
+    if graph == "dense" or k >= n - 1:  # each unordered pair once: mirror it
+        sim = np.concatenate([1.0 / dist, 1.0 / dist])
+        return sp.csr_matrix(
+            (sim, (np.concatenate([rows, cols]), np.concatenate([cols, rows]))), shape=(n, n)
+        )
+    W = sp.csr_matrix((1.0 / dist, (rows, cols)), shape=(n, n))
     # Union of the two directions; the weight is symmetric, so the maximum is either one.
     return W.maximum(W.T).tocsr()
 

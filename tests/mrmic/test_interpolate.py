@@ -141,3 +141,14 @@ def test_monotone_rule_lies_between_neighbouring_fitted_values():
     np.testing.assert_allclose(
         monotone_interpolate(points, values, queries), [0.5, 0.9, 0.1, 0.5, 0.5]
     )
+
+
+def test_linear_rule_can_decrease_between_monotone_training_values():
+    # The paper's criticism: monotone at the training points, not in between. A and B are
+    # incomparable; the triangle (C, A, B) tilts down along the first axis.
+    points = np.array([[0.0, 0.0], [0.1, 1.0], [1.0, 0.1], [1.0, 1.0]])
+    values = np.array([0.0, 1.0, 0.0, 1.0])
+    Q, shape = grid(50)
+    F = linear_interpolate(points, values, Q).reshape(shape)
+    assert np.any(np.diff(F, axis=0) < -1e-3)
+    assert_monotone_on_grid(monotone_interpolate(points, values, Q), shape)
