@@ -51,6 +51,7 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.polynomial import Chebyshev, Polynomial
 from numpy.polynomial import chebyshev as cheb
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import SolverError, SolverWarning
@@ -420,9 +421,11 @@ class RPRCalibrator(UnivariateCalibrator):
     lam_grid : sequence of float, optional
         Candidates for ``lam="cv"``; default :data:`DEFAULT_LAM_GRID`.
     cv : int, default=3
-        Folds of the cross-validation. They are deterministic (:func:`fold_ids`): rows are
-        sorted by class and score and dealt to the folds in turn, so every fold covers the
-        whole score range of both classes, and refits give identical models.
+        Folds of the cross-validation (stratified by class when both classes have ``cv``
+        rows, shuffled).
+    random_state : int, RandomState or None, default=0
+        Shuffling of the folds. The fixed default makes fits reproducible (refitting gives
+        the same model); ``None`` draws new folds at every fit.
 
     Attributes
     ----------
@@ -482,6 +485,7 @@ class RPRCalibrator(UnivariateCalibrator):
         "degree_grid": ["array-like", None],
         "lam_grid": ["array-like", None],
         "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -493,6 +497,7 @@ class RPRCalibrator(UnivariateCalibrator):
         degree_grid=None,
         lam_grid=None,
         cv: int = 3,
+        random_state=0,
     ):
         self.degree = degree
         self.lam = lam
@@ -500,6 +505,7 @@ class RPRCalibrator(UnivariateCalibrator):
         self.degree_grid = degree_grid
         self.lam_grid = lam_grid
         self.cv = cv
+        self.random_state = random_state
 
     def _grids(self) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(self.degree, str):
@@ -563,7 +569,7 @@ class RPRCalibrator(UnivariateCalibrator):
         self.repair_slope_ = float(added)
 
     def _cross_validate(self, t, y, w, degrees, lams, problems) -> np.ndarray:
-        fold_of = fold_ids(t, y, self.cv)
+        fold_of = fold_ids(y, self.cv, self.random_state)
         kmax = int(degrees.max())
         folds = [
             accumulate_stats(t[fold_of == f], y[fold_of == f], w[fold_of == f], kmax)
@@ -604,19 +610,24 @@ class RPRCalibrator(UnivariateCalibrator):
         return evaluate(self.coef_, t)
 
 
-def fold_ids(t: np.ndarray, y: np.ndarray, n_folds: int) -> np.ndarray:
-    """Deterministic stratified folds: sort rows by class, then score; deal them in turn.
+def fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
+    """Fold number of each row: shuffled stratified ``n_folds``-fold split when both classes
+    have ``n_folds`` rows, shuffled plain split otherwise.
 
-    Each fold gets every ``n_folds``-th row of each class along the score axis, so folds are
-    balanced in class and in score without any randomness (systematic sampling).
+    Random rather than systematic folds on purpose: dealing rows sorted by score to the folds
+    in turn (every fold covering the score range evenly) made the held-out Brier score favour
+    the largest degree in simulations, with worse L2 error to the truth.
     """
     n = y.shape[0]
     if n < n_folds:
         raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
-    order = np.lexsort((np.arange(n), t, y))
-    rank_in_class = np.empty(n, dtype=np.int64)
-    labels = y[order]
-    for cls in np.unique(labels):
-        members = order[labels == cls]
-        rank_in_class[members] = np.arange(members.shape[0])
-    return rank_in_class % n_folds
+    counts = np.bincount(y.astype(int), minlength=2)
+    splitter = (
+        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
+        if counts.min() >= n_folds
+        else KFold(n_folds, shuffle=True, random_state=random_state)
+    )
+    fold_of = np.empty(n, dtype=np.int64)
+    for f, (_, test) in enumerate(splitter.split(np.zeros(n), y)):
+        fold_of[test] = f
+    return fold_of
