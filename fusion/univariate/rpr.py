@@ -465,12 +465,13 @@ class RPRCalibrator(UnivariateCalibrator):
     *Default grids.* The paper's grids (degrees ``4..20`` times ``5^-10..5^10``, 357
     candidates) cost about a thousand SDP solves per fit. The default keeps
     ``lam = 5^-2 .. 5^10``: below ``5^-2 = 0.04`` the bound forces ``|p| <= lam`` on
-    ``[0, 1]``, a constant fit below almost any base rate. Degrees stop at 12: in the
-    monomial parametrization of the ``l1`` bound, degrees above 12 make the SDP badly
-    conditioned (coefficients of size ``2^(2k)``, solver failures and fallbacks at small
-    ``lam``) and, on the ECDF scale with a few thousand rows, were never selected in our
-    simulations. With 3 folds a default fit at ``n = 500`` makes a few hundred small
-    solves, a few seconds. Pass ``degree_grid=range(4, 21)`` and
+    ``[0, 1]``, a constant fit below almost any base rate. Degrees are
+    ``4, 5, 6, 7, 8, 10, 12``: every degree adds a full column of ``lam`` solves, and above
+    12 the monomial ``l1`` bound makes the SDP badly conditioned (its coefficients reach
+    ``2^(2k)``; Clarabel then often fails at small ``lam`` and the slower fallbacks run).
+    A default fit (91 candidates, 3 folds) takes about one second of CPU at ``n = 500``;
+    the paper's grids take about 45 s (``benchmarks/RESULTS.md``). Very steep calibration
+    curves can want higher degrees: pass ``degree_grid=range(4, 21)`` and
     ``lam_grid=5.0 ** np.arange(-10, 11)`` for the paper's grids.
 
     *Weights.* ``sample_weight`` weights the squared errors (and the folds' scores).
