@@ -25,6 +25,9 @@ DEFAULT_DEGREE_GRID = tuple(range(1, 11))
 #: Knots per column of the ECDF sketch when ``ecdf_knots="auto"`` and the input is dask.
 DASK_ECDF_KNOTS = 10_000
 
+#: Rows per chunk of the ECDF lookup in prediction.
+LOOKUP_CHUNK = 1 << 18
+
 
 def _is_dask(x) -> bool:
     # The dask collection protocol, checked without importing dask.
@@ -251,10 +254,7 @@ class BernsteinFusion(FusionEstimator):
             bound = max(bound, 0.0 if exact else max_gap(v))
         self.ecdf_ = ECDFNormalizer.from_knots(knots, values)
         self.ecdf_error_bound_ = bound
-        U = np.empty_like(S)
-        for j, lookup in enumerate(self._knot_lookups()):
-            U[:, j] = lookup(S[:, j])
-        return U, y01, w
+        return self._transform(S), y01, w
 
     def _fit_normalized(self, U, y, sample_weight):
         M = U.shape[1]
@@ -389,10 +389,17 @@ class BernsteinFusion(FusionEstimator):
         # FusionEstimator._normalize with a bucket index in place of np.interp's binary search
         # (same values; see KnotLookup). The index is a cache rebuilt from ecdf_ when missing.
         check_is_fitted(self, "ecdf_")
-        S = self._validate_scores(S, reset=False)
+        return self._transform(self._validate_scores(S, reset=False))
+
+    def _transform(self, S: np.ndarray) -> np.ndarray:
+        """``ecdf_.transform`` of validated scores, by KnotLookup, in row chunks (a lookup
+        makes several full-length temporaries)."""
         U = np.empty_like(S)
-        for j, lookup in enumerate(self._knot_lookups()):
-            U[:, j] = lookup(S[:, j])
+        lookups = self._knot_lookups()
+        for start in range(0, S.shape[0], LOOKUP_CHUNK):
+            rows = slice(start, start + LOOKUP_CHUNK)
+            for j, lookup in enumerate(lookups):
+                U[rows, j] = lookup(S[rows, j])
         return U
 
     def _knot_lookups(self) -> list[KnotLookup]:

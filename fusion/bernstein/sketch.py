@@ -165,8 +165,10 @@ def sketch_column(x: np.ndarray, n_knots: int) -> tuple[np.ndarray, np.ndarray, 
     """
     xs = np.sort(np.asarray(x, dtype=float))
     n = xs.shape[0]
-    vals, counts = _runs(xs)
-    if vals.shape[0] <= n_knots:
+    # Count distinct values before listing them: for continuous scores the list is as long
+    # as the data and is not needed.
+    if 1 + np.count_nonzero(xs[1:] != xs[:-1]) <= n_knots:
+        vals, counts = _runs(xs)
         upper = np.cumsum(counts)
         return vals, (upper - counts / 2.0) / n, True  # mid_ecdf_knots' formula
     pos = np.round(np.linspace(0, n - 1, n_knots)).astype(np.int64)
