@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_mrmic.py [--repeats 5] [--budget 10] [--skip-largest]
+    python benchmarks/bench_mrmic.py [--repeats 5] [--budget 10] [--tables paper,largest]
 
 Prints Markdown tables: medians over ``--repeats`` runs measured in this process, with
 ratios against the reference (the same QP stated in cvxpy and solved by Clarabel, as the
@@ -218,20 +218,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--budget", type=float, default=10.0)
-    parser.add_argument("--skip-largest", action="store_true")
+    parser.add_argument(
+        "--tables",
+        default=",".join(TABLES),
+        help=f"comma-separated subset of {','.join(TABLES)} (default: all)",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    print("### Fit time in the paper's setting (M = 2)\n")
-    print(bench_paper(args))
-    print("\n### Where the time goes (fixed lam, c = 0.1)\n")
-    print(bench_parts(args))
-    print("\n### Transitive reduction of strict dominance\n")
-    print(bench_reduction(args))
-    print("\n### Prediction\n")
-    print(bench_predict(args))
-    if not args.skip_largest:
-        print("\n### Largest n fitted within the budget (fixed lam, c = 0.1, M = 2)\n")
-        print(bench_largest(args))
+    for key in args.tables.split(","):
+        title, bench = TABLES[key.strip()]
+        print(f"### {title}\n")
+        print(bench(args) + "\n")
+
+
+TABLES = {
+    "paper": ("Fit time in the paper's setting (M = 2)", bench_paper),
+    "parts": ("Where the time goes (fixed lam, c = 0.1)", bench_parts),
+    "reduction": ("Transitive reduction of strict dominance", bench_reduction),
+    "predict": ("Prediction", bench_predict),
+    "largest": ("Largest n fitted within the budget (fixed lam, c = 0.1, M = 2)", bench_largest),
+}
 
 
 if __name__ == "__main__":
