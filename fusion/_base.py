@@ -79,6 +79,12 @@ class QPSolver:
     **settings
         OSQP settings; ``verbose`` defaults to False.
 
+    Attributes
+    ----------
+    last_iterations : int
+        OSQP's iteration count of the most recent :meth:`solve` (0 before the first), also
+        when that solve raised :class:`SolverError`; estimators report it as ``n_iter_``.
+
     Notes
     -----
     Callers in this package leave OSQP's solution polishing off: in OSQP 1.x it prints a line
@@ -95,6 +101,7 @@ class QPSolver:
         self.problem = problem
         self.settings = {"verbose": False, **settings}
         self._solver = None
+        self.last_iterations = 0
 
     def solve(self, P: sp.csc_matrix, q: np.ndarray) -> tuple[np.ndarray, str]:
         """Solve with this ``P`` (upper triangle, CSC) and ``q``.
@@ -118,6 +125,7 @@ class QPSolver:
         else:
             self._solver.update(Px=P.data, q=q)
         result = self._solver.solve(raise_error=False)
+        self.last_iterations = int(result.info.iter)
         status = str(result.info.status)
         finite = result.x is not None and bool(np.all(np.isfinite(result.x)))
         if status == "solved" and finite:

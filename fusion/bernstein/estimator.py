@@ -107,6 +107,9 @@ class BernsteinFusion(FusionEstimator):
         Only when ``degree="cv"``: held-out Brier score for each candidate degree tuple.
     solver_status_ : str
         OSQP's status for the final fit.
+    n_iter_ : int
+        OSQP iterations of the final fit (bounded by ``max_iter``; the solves of the
+        cross-validation are not counted).
     ecdf_knots_ : int or None
         The ``ecdf_knots`` actually used (``"auto"`` resolved).
     ecdf_error_bound_ : float
@@ -277,7 +280,9 @@ class BernsteinFusion(FusionEstimator):
     def _solve_final(self, degrees, stats: GramStats, components) -> None:
         self.degree_ = tuple(int(k) for k in degrees)
         self.components_ = tuple(tuple(int(a) for a in c) for c in components)
-        self.coef_, self.solver_status_ = self._make_qp(degrees, components).solve(stats)
+        qp = self._make_qp(degrees, components)
+        self.coef_, self.solver_status_ = qp.solve(stats)
+        self.n_iter_ = qp.last_iterations
 
     def _check_size(self, degrees: tuple[int, ...], n_rows: int, components=None) -> None:
         P = _n_coef(degrees, components)

@@ -181,6 +181,11 @@ class MonotoneQP:
         x, status = self._qp.solve(_dense_upper_csc(stats.G * scale), -stats.b * scale)
         return project_monotone(x.reshape(self.shape)), status
 
+    @property
+    def last_iterations(self) -> int:
+        """OSQP's iteration count of the most recent :meth:`solve`."""
+        return self._qp.last_iterations
+
 
 def project_monotone(beta: np.ndarray) -> np.ndarray:
     """Make a coefficient tensor exactly feasible: running maximum along each axis, then clip.
@@ -311,3 +316,8 @@ class StructuredQP:
         scale = 1.0 / stats.sw
         x, status = self._qp.solve(_dense_upper_csc(stats.G * scale), -stats.b * scale)
         return project_structured(x, self.shapes), status
+
+    @property
+    def last_iterations(self) -> int:
+        """OSQP's iteration count of the most recent :meth:`solve`."""
+        return self._qp.last_iterations

@@ -112,6 +112,13 @@ class MRMICFusion(FusionEstimator):
         Only when ``lam="cv"``: held-out Brier score for each candidate ``lam``.
     solver_status_ : str
         OSQP's status for the final fit.
+    n_iter_ : int
+        OSQP iterations of the final fit (bounded by ``max_iter``; the solves of the
+        cross-validation are not counted).
+    monotone_ : bool
+        Whether the calibrating function is non-decreasing in every score everywhere: True
+        for ``interpolation="monotone"``; False for ``"linear"``, which is monotone only on
+        the training points.
     classes_, ecdf_, n_features_in_, feature_names_in_
         See :class:`fusion._base.FusionEstimator`.
 
@@ -194,8 +201,10 @@ class MRMICFusion(FusionEstimator):
         self.train_proba_ = p
         self.train_weights_ = qp.weight
         self.interpolation_ = self.interpolation
+        self.monotone_ = self.interpolation == "monotone"
         self.n_edges_ = int(qp.hi.shape[0])
         self.solver_status_ = status
+        self.n_iter_ = qp.last_iterations
 
     def _lam_candidates(self, qp: MRMICQP) -> list[float]:
         if self.lam_grid is not None:

@@ -146,6 +146,11 @@ class MRMICQP:
         x, status = self._qp.solve(P, (-2.0 * scale) * self.weight * self.target)
         return repair_monotone(self.points, x), status
 
+    @property
+    def last_iterations(self) -> int:
+        """OSQP's iteration count of the most recent :meth:`solve`."""
+        return self._qp.last_iterations
+
     def objective(self, p: np.ndarray, lam: float) -> float:
         """:func:`objective` on this problem's data."""
         return objective(p, self.target, self.weight, self.L, lam)

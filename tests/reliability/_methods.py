@@ -19,12 +19,29 @@ METHOD_NAMES = sorted(fusion.METHODS)
 FAST_PARAMS: dict[str, dict] = {
     # 9 (M = 2) or 27 (M = 3) coefficients: fast, yet flexible enough to be non-trivial.
     "bernstein": {"degree": 2},
+    # One fixed lambda instead of 5-fold CV over 5 candidates (25 extra QP solves).
+    "mrmic": {"lam": 1e-3},
+    # One SDP solve (degree 4, no l1 bound) instead of CV over 7 x 13 candidates.
+    "rpr": {"degree": 4, "lam": np.inf},
+    # copula (Silverman bandwidths, no CV) and enir (no CV) are fast with their defaults.
 }
 
 #: Parameters that exercise the method's randomness, for the determinism test (defaults to
 #: FAST_PARAMS).
 RANDOMIZED_PARAMS: dict[str, dict] = {
     "bernstein": {"degree": "cv", "degree_grid": (1, 2), "cv": 3},
+    "mrmic": {"lam": "cv", "lam_grid": (1e-4, 1e-2), "cv": 3},
+    "rpr": {"degree_grid": (2, 4), "lam_grid": (1.0, np.inf), "cv": 3},
+    # copula and enir have no randomness: determinism is still checked with their defaults.
+}
+
+#: Further configurations checked for monotonicity besides FAST_PARAMS: those in which a
+#: method without a class-wide guarantee (``_monotone``) guarantees it, and configurations of
+#: monotone methods whose fitted guarantee (``monotone_``) depends on the data.
+MONOTONE_PARAMS: dict[str, list[dict]] = {
+    "mrmic": [{"lam": 1e-3, "interpolation": "monotone"}],
+    # monotone_ is True when every logistic combine coefficient is non-negative.
+    "rpr": [{"degree": 4, "lam": np.inf, "combine": "logistic"}],
 }
 
 #: Models for scikit-learn's check_estimator, whose data go up to 30 columns with 10-30 rows.
@@ -32,11 +49,17 @@ SKLEARN_PARAMS: dict[str, dict] = {
     # degree="cv" drops candidates with more coefficients than rows per fold, so wide inputs
     # fall back to degree 0 (a constant fit) instead of failing "fewer rows than coefficients".
     "bernstein": {"degree": "cv", "degree_grid": (0, 1, 2), "cv": 3},
+    "mrmic": {"lam": 1e-3},
+    "rpr": {"degree_grid": (2, 3), "lam_grid": (1.0, 25.0)},
 }
 
 #: Main hyper-parameters for GridSearchCV (an empty grid still exercises the integration).
 PARAM_GRIDS: dict[str, dict] = {
     "bernstein": {"degree": [1, 2, 3]},
+    "copula": {"selection": ["loglik", "aic"], "bandwidth": ["silverman", 0.05]},
+    "mrmic": {"lam": [1e-4, 1e-2], "interpolation": ["linear", "monotone"]},
+    "rpr": {"degree": [2, 4], "combine": ["mean", "logistic"]},
+    "enir": {"combine": ["mean", "logistic"]},
 }
 
 #: (parameters, message fragment): a model with more coefficients than the 12 training rows of

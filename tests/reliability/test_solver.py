@@ -88,3 +88,26 @@ def test_iteration_limit_is_never_silent(name):
     )
     p = est.predict_proba(S)
     assert np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))
+
+
+@pytest.mark.parametrize("name", METHOD_NAMES)
+def test_n_iter_reports_the_final_solve(name):
+    # scikit-learn's convention for estimators with max_iter: n_iter_ >= 1 iterations run.
+    est = make(name)
+    if "max_iter" not in est.get_params():
+        pytest.skip(f"{name} has no max_iter parameter")
+    S, y = scores(120)
+    est.fit(S, y)
+    assert isinstance(est.n_iter_, int) and 1 <= est.n_iter_ <= est.max_iter
+
+
+def test_qp_solver_records_iterations_of_a_failed_solve():
+    import scipy.sparse as sp
+
+    from fusion._base import QPSolver
+
+    qp = QPSolver(sp.eye(2), [0.0, 0.0], [1.0, 1.0], problem="test QP", max_iter=1)
+    assert qp.last_iterations == 0
+    with pytest.raises(SolverError):
+        qp.solve(sp.triu(sp.eye(2), format="csc"), np.array([-5.0, 3.0]))
+    assert qp.last_iterations == 1
