@@ -183,3 +183,15 @@ def test_bad_dask_input_gives_clear_errors(client, data):
     lazy = model.predict_proba(_dask(S_nan)[0])
     with pytest.raises(ValueError, match="finite scores"):
         lazy.compute()
+
+
+def test_structured_model_on_dask_equals_in_memory(client):
+    rng = np.random.default_rng(5)
+    S = rng.normal(size=(6000, 3)) + rng.normal(size=(6000, 1))
+    y = (rng.random(6000) < 1 / (1 + np.exp(-S.sum(1) / 2))).astype(int)
+    Sd, yd = _dask(S, y)
+    for structure in ("additive", "pairwise"):
+        ref = BernsteinFusion(degree=3, structure=structure).fit(S, y)
+        model = BernsteinFusion(degree=3, structure=structure, ecdf_knots=None).fit(Sd, yd)
+        assert model.components_ == ref.components_
+        np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6, rtol=0)
