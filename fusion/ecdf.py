@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["ECDFNormalizer", "ConstantColumnError", "mid_ecdf_knots"]
+__all__ = ["ECDFNormalizer", "ConstantColumnError", "mid_ecdf_knots", "interp_segments"]
 
 
 class ConstantColumnError(ValueError):
@@ -162,9 +162,30 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
             )
         U = np.empty_like(S)
         for j in range(S.shape[1]):
-            # np.interp clamps to the end values outside [knots[0], knots[-1]].
-            U[:, j] = np.interp(S[:, j], self.knots_[j], self.values_[j])
+            segment = np.searchsorted(self.knots_[j], S[:, j], side="right") - 1
+            U[:, j] = interp_segments(S[:, j], segment, self.knots_[j], self.values_[j])
         return U
+
+
+def interp_segments(
+    x: np.ndarray, segment: np.ndarray, knots: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """Piecewise-linear interpolation that is non-decreasing in ``x`` to the last bit.
+
+    ``segment`` is the index of the last knot at or below each ``x`` (any value outside
+    ``[0, k - 2]`` is clamped, so points beyond the ends take the end values). ``np.interp``
+    evaluates ``slope * (x - knot) + value``, which can round one ulp above the next knot's
+    value just below that knot, so a larger score could get a smaller normalized value.
+    Here each segment's value ``values[i] + (values[i+1] - values[i]) * t`` with ``t`` in
+    ``[0, 1]`` is capped at ``values[i+1]``: every operation is monotone under rounding, so
+    the result is exactly non-decreasing.
+    """
+    i = np.clip(segment, 0, knots.shape[0] - 2)
+    lo, hi = values[i], values[i + 1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = (x - knots[i]) / (knots[i + 1] - knots[i])  # |x| near 1e308 may overflow to inf
+    np.clip(t, 0.0, 1.0, out=t)
+    return np.minimum(lo + (hi - lo) * t, hi)
 
 
 def _as_score_matrix(S) -> np.ndarray:

@@ -90,3 +90,25 @@ def test_transform_is_non_decreasing_and_in_unit_interval(train, query):
     u = ECDFNormalizer().fit(train).transform(q).ravel()
     assert np.all(np.diff(u) >= 0)
     assert np.all((u > 0) & (u < 1))
+
+
+def test_transform_is_exactly_monotone_where_np_interp_rounds_up():
+    # np.interp gives 1 ulp above the last value just below the last knot here.
+    norm = ECDFNormalizer().fit(np.array([3.4e-205, -1.0, -0.664]))
+    u = norm.transform(np.array([0.0, 1.0])).ravel()
+    assert u[0] <= u[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    train=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=2, max_size=30),
+    query=st.lists(st.floats(-2e3, 2e3, allow_nan=False), min_size=1, max_size=30),
+)
+def test_transform_agrees_with_np_interp_to_rounding(train, query):
+    train = np.asarray(train)
+    if np.unique(train).size < 2:
+        return
+    norm = ECDFNormalizer().fit(train)
+    q = np.asarray(query)
+    expected = np.interp(q, norm.knots_[0], norm.values_[0])
+    np.testing.assert_allclose(norm.transform(q).ravel(), expected, rtol=0, atol=1e-14)

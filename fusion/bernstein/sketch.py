@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ecdf import interp_segments
+
 __all__ = [
     "Summary",
     "column_summary",
@@ -192,7 +194,8 @@ class KnotLookup:
     below each cell's left edge; a point then needs a few vectorized refinement steps
     (``log2`` of the most knots in one cell). When one cell holds more than 2^4 knots
     (heavy tails) the index would not pay and ``np.interp`` is used.
-    Same result as ``np.interp`` up to rounding (a few ulps).
+    Same result as ``np.interp`` up to rounding (a few ulps), and exactly non-decreasing (see
+    :func:`fusion.ecdf.interp_segments`).
     """
 
     MAX_CELLS = 1 << 22
@@ -209,11 +212,11 @@ class KnotLookup:
         most = int(np.max(np.diff(np.append(self.start, k - 2)))) + 1
         self.steps = [1 << s for s in range(int(most).bit_length() - 1, -1, -1)]
         self.cells = cells
-        self.slope = np.diff(values) / np.diff(knots)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         if len(self.steps) > self.MAX_STEPS:
-            return np.interp(x, self.knots, self.values)
+            segment = np.searchsorted(self.knots, x, side="right") - 1
+            return interp_segments(x, segment, self.knots, self.values)
         # Scores far outside the knots (|x| near 1e308) overflow to inf here; clipping maps
         # them to the end values, as np.interp does.
         with np.errstate(over="ignore", invalid="ignore"):
@@ -224,5 +227,4 @@ class KnotLookup:
             for s in self.steps:  # branch-free search of the segment within the cell
                 c = np.minimum(i + s, last)
                 i = np.where(self.knots[c] <= x, c, i)
-            out = self.slope[i] * (x - self.knots[i]) + self.values[i]  # np.interp's formula
-        return np.clip(out, self.values[0], self.values[-1], out=out)
+        return interp_segments(x, i, self.knots, self.values)
