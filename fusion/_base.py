@@ -481,8 +481,15 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                     f"sample_weight is zero on every row of class {_label(self.classes_[c])}; both "
                     "classes need positive total weight."
                 )
-        self.ecdf_ = ECDFNormalizer().fit(S)
-        return self.ecdf_.transform(S), y01, w
+        self.ecdf_, U = self._fit_ecdf(S)
+        return U, y01, w
+
+    def _fit_ecdf(self, S: np.ndarray) -> tuple[ECDFNormalizer, np.ndarray]:
+        """Fit the normalization on validated training scores; return it and the normalized
+        training scores. A method overrides this to normalize differently (BernsteinFusion's
+        ``ecdf_knots`` sketch)."""
+        ecdf = ECDFNormalizer()
+        return ecdf, ecdf.fit_transform(S)
 
     def _normalize(self, S) -> np.ndarray:
         check_is_fitted(self, "ecdf_")

@@ -7,13 +7,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from .._base import FusionEstimator, _check_weights, _encode_targets
+from .._base import FusionEstimator
 from ..ecdf import ConstantColumnError, ECDFNormalizer
 from .basis import STRUCTURES, component_shapes, evaluate, evaluate_structured, make_components
 from .qp import GramStats, MonotoneQP, StructuredQP, accumulate_gram, heldout_sse
-from .sketch import KnotLookup, max_gap, sketch_column
+from .sketch import max_gap, sketch_column
 
 __all__ = ["BernsteinFusion", "DEFAULT_DEGREE_GRID", "DASK_ECDF_KNOTS"]
 
@@ -24,9 +23,6 @@ DEFAULT_DEGREE_GRID = tuple(range(1, 11))
 
 #: Knots per column of the ECDF sketch when ``ecdf_knots="auto"`` and the input is dask.
 DASK_ECDF_KNOTS = 10_000
-
-#: Rows per chunk of the ECDF lookup in prediction.
-LOOKUP_CHUNK = 1 << 18
 
 
 def _is_dask(x) -> bool:
@@ -212,7 +208,6 @@ class BernsteinFusion(FusionEstimator):
                 if _is_dask(sample_weight):
                     sample_weight = sample_weight.compute()
             super().fit(S, y, sample_weight)
-        self._knot_lookups()  # built here so that prediction leaves the instance unchanged
         return self
 
     def _osqp_settings(self) -> dict:
@@ -227,27 +222,12 @@ class BernsteinFusion(FusionEstimator):
             return DASK_ECDF_KNOTS if dask else None
         return None if self.ecdf_knots is None else int(self.ecdf_knots)
 
-    def _validate_fit_input(self, S, y, sample_weight):
-        self._validate_params()
+    def _fit_ecdf(self, S):
         n_knots = self._resolved_knots(dask=False)
         self.ecdf_knots_ = n_knots
         if n_knots is None:
             self.ecdf_error_bound_ = 0.0
-            return super()._validate_fit_input(S, y, sample_weight)
-        # The checks of FusionEstimator._validate_fit_input with a sketched ECDF in place of the
-        # exact one: the base has no hook for the ECDF step, and fitting the exact ECDF only to
-        # replace it would cost what the sketch saves.
-        S = self._validate_scores(S, reset=True)
-        if S.shape[0] < 2:
-            raise ValueError(f"at least 2 training rows are needed, got {S.shape[0]} sample.")
-        self.classes_, y01 = _encode_targets(y, S.shape[0])
-        w = _check_weights(sample_weight, S.shape[0])
-        for c in (0, 1):
-            if not w[y01 == c].sum() > 0:
-                raise ValueError(
-                    f"sample_weight is zero on every row of class {self.classes_[c]!r}; both "
-                    "classes need positive total weight."
-                )
+            return super()._fit_ecdf(S)
         knots, values, bound = [], [], 0.0
         for j in range(S.shape[1]):
             k, v, exact = sketch_column(S[:, j], n_knots)
@@ -255,9 +235,9 @@ class BernsteinFusion(FusionEstimator):
             knots.append(k)
             values.append(v)
             bound = max(bound, 0.0 if exact else max_gap(v))
-        self.ecdf_ = ECDFNormalizer.from_knots(knots, values)
         self.ecdf_error_bound_ = bound
-        return self._transform(S), y01, w
+        ecdf = ECDFNormalizer.from_knots(knots, values)
+        return ecdf, ecdf.transform(S)
 
     def _fit_normalized(self, U, y, sample_weight):
         M = U.shape[1]
@@ -390,38 +370,10 @@ class BernsteinFusion(FusionEstimator):
             return predict_dask(self, S)
         return super().predict(S)
 
-    def _normalize(self, S) -> np.ndarray:
-        # FusionEstimator._normalize with a bucket index in place of np.interp's binary search
-        # (same values; see KnotLookup). The index is a cache rebuilt from ecdf_ when missing.
-        check_is_fitted(self, "ecdf_")
-        return self._transform(self._validate_scores(S, reset=False))
-
-    def _transform(self, S: np.ndarray) -> np.ndarray:
-        """``ecdf_.transform`` of validated scores, by KnotLookup, in row chunks (a lookup
-        makes several full-length temporaries)."""
-        U = np.empty_like(S)
-        lookups = self._knot_lookups()
-        for start in range(0, S.shape[0], LOOKUP_CHUNK):
-            rows = slice(start, start + LOOKUP_CHUNK)
-            for j, lookup in enumerate(lookups):
-                U[rows, j] = lookup(S[rows, j])
-        return U
-
-    def _knot_lookups(self) -> list[KnotLookup]:
-        cache = self.__dict__.get("_knot_lookup")
-        if cache is None or cache[0] is not self.ecdf_:  # refitted, or loaded from a file
-            lookups = [KnotLookup(k, v) for k, v in zip(*_ecdf_arrays(self.ecdf_), strict=True)]
-            cache = self._knot_lookup = (self.ecdf_, lookups)
-        return cache[1]
-
     def _calibrate(self, U):
         if _is_tensor(self.components_, U.shape[1]):
             return evaluate(self.coef_, U)
         return evaluate_structured(self.coef_, U, self.degree_, self.components_)
-
-
-def _ecdf_arrays(ecdf) -> tuple[list, list]:
-    return ecdf.knots_, ecdf.values_
 
 
 def _is_tensor(components, M: int) -> bool:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ecdf import interp_segments
+from ..ecdf import KnotLookup, interp_segments  # noqa: F401  (KnotLookup re-exported)
 
 __all__ = [
     "Summary",
@@ -183,48 +183,3 @@ def sketch_column(x: np.ndarray, n_knots: int) -> tuple[np.ndarray, np.ndarray, 
 def max_gap(values: np.ndarray) -> float:
     """``max_l (h_{l+1} - h_l)``: the sketch's bound on ``sup_t |H(t) - G(t)|``."""
     return float(np.max(np.diff(values)))
-
-
-class KnotLookup:
-    """``np.interp(x, knots, values)`` by a uniform bucket index instead of a binary search.
-
-    ``np.interp`` binary-searches every point: ~14 unpredictable branches for 10^4 knots and
-    ~24 cache misses for 10^7, which dominate prediction time. Here a uniform grid of about
-    ``4 k`` cells (at most 2^22) over ``[knots[0], knots[-1]]`` stores the last knot at or
-    below each cell's left edge; a point then needs a few vectorized refinement steps
-    (``log2`` of the most knots in one cell). When one cell holds more than 2^4 knots
-    (heavy tails) the index would not pay and ``np.interp`` is used.
-    Same result as ``np.interp`` up to rounding (a few ulps), and exactly non-decreasing (see
-    :func:`fusion.ecdf.interp_segments`).
-    """
-
-    MAX_CELLS = 1 << 22
-    MAX_STEPS = 4
-
-    def __init__(self, knots: np.ndarray, values: np.ndarray):
-        self.knots, self.values = knots, values
-        k = knots.shape[0]
-        cells = int(min(4 * k, self.MAX_CELLS))
-        self.lo, self.scale = knots[0], cells / (knots[-1] - knots[0])
-        edges = knots[0] + np.arange(cells) / self.scale
-        # last knot <= left edge, as a segment index in [0, k - 2]
-        self.start = np.clip(np.searchsorted(knots, edges, side="right") - 1, 0, k - 2)
-        most = int(np.max(np.diff(np.append(self.start, k - 2)))) + 1
-        self.steps = [1 << s for s in range(int(most).bit_length() - 1, -1, -1)]
-        self.cells = cells
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        if len(self.steps) > self.MAX_STEPS:
-            segment = np.searchsorted(self.knots, x, side="right") - 1
-            return interp_segments(x, segment, self.knots, self.values)
-        # Scores far outside the knots (|x| near 1e308) overflow to inf here; clipping maps
-        # them to the end values, as np.interp does.
-        with np.errstate(over="ignore", invalid="ignore"):
-            g = (x - self.lo) * self.scale
-            np.clip(g, 0, self.cells - 1, out=g)
-            i = self.start[g.astype(np.intp)]
-            last = self.knots.shape[0] - 2
-            for s in self.steps:  # branch-free search of the segment within the cell
-                c = np.minimum(i + s, last)
-                i = np.where(self.knots[c] <= x, c, i)
-        return interp_segments(x, i, self.knots, self.values)
