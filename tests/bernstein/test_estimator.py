@@ -92,7 +92,9 @@ def test_cv_scores_are_heldout_brier_and_best_is_chosen(scores_2d):
 
         beta, _ = solve_monotone_qp(stats, (3, 3), eps_abs=1e-7, eps_rel=1e-7, max_iter=20000)
         sse += np.sum((tensor_design(U[te], (2, 2)) @ beta.ravel() - yy[te]) ** 2)
-    assert model.cv_scores_[(2, 2)] == pytest.approx(sse / len(y), rel=1e-5)
+    # CV solves run at OSQP tolerance CV_EPS = 1e-5 (the reference above at 1e-7), so the
+    # held-out Brier scores agree to about that relative precision.
+    assert model.cv_scores_[(2, 2)] == pytest.approx(sse / len(y), rel=1e-4)
 
 
 def test_sample_weight_equals_row_repetition(scores_2d):
