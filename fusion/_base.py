@@ -35,6 +35,7 @@ __all__ = [
     "QPSolver",
     "solve_osqp",
     "check_normalized_points",
+    "cv_fold_ids",
 ]
 
 
@@ -164,6 +165,31 @@ def _first_nonfinite(A: np.ndarray) -> str:
     v = A[tuple(idx)]
     # "NaN"/"inf" spelled as scikit-learn's messages do (its checks match on them).
     return f"{'NaN' if np.isnan(v) else v} at {where}"
+
+
+def cv_fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
+    """Fold number (0..n_folds-1) of each row for a method's internal cross-validation.
+
+    A shuffled stratified split when both classes have ``n_folds`` rows, a shuffled plain
+    split otherwise. Shuffled rather than systematic folds on purpose: dealing rows sorted by
+    score to the folds in turn made held-out Brier scores favour the largest model in RPR's
+    simulations, with worse L2 error to the truth.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    n = y.shape[0]
+    if n < n_folds:
+        raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
+    counts = np.bincount(y.astype(int), minlength=2)
+    splitter = (
+        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
+        if counts.min() >= n_folds
+        else KFold(n_folds, shuffle=True, random_state=random_state)
+    )
+    fold_of = np.empty(n, dtype=np.int64)
+    for f, (_, test) in enumerate(splitter.split(np.zeros(n), y)):
+        fold_of[test] = f
+    return fold_of
 
 
 def check_normalized_points(U, n_features: int) -> np.ndarray:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import FusionEstimator
+from .._base import FusionEstimator, cv_fold_ids
 from ..ecdf import ConstantColumnError, ECDFNormalizer
 from .basis import STRUCTURES, component_shapes, evaluate, evaluate_structured, make_components
 from .qp import GramStats, MonotoneQP, StructuredQP, accumulate_gram, heldout_sse
@@ -308,7 +307,7 @@ class BernsteinFusion(FusionEstimator):
 
     def _select_degree(self, U, y, w, components) -> tuple[tuple[int, ...], GramStats]:
         n = U.shape[0]
-        fold_of = _fold_ids(y, self.cv, self.random_state)
+        fold_of = cv_fold_ids(y, self.cv, self.random_state)
         n_train = n - np.bincount(fold_of).max()
         order = np.argsort(fold_of, kind="stable")
         bounds = np.searchsorted(fold_of[order], np.arange(self.cv + 1))
@@ -424,19 +423,3 @@ def _as_degrees(value, M: int, what: str) -> tuple[int, ...]:
     if any(k < 0 for k in degrees):
         raise ValueError(f"{what} must be non-negative, got {value!r}.")
     return degrees
-
-
-def _fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    n = y.shape[0]
-    if n < n_folds:
-        raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
-    counts = np.bincount(y.astype(int), minlength=2)
-    splitter = (
-        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
-        if counts.min() >= n_folds
-        else KFold(n_folds, shuffle=True, random_state=random_state)
-    )
-    fold_of = np.empty(n, dtype=np.int64)
-    for f, (_, test) in enumerate(splitter.split(np.zeros(n), y)):
-        fold_of[test] = f
-    return fold_of

@@ -5,10 +5,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import FusionEstimator
+from .._base import FusionEstimator, cv_fold_ids
 from .graph import dominance_edges, laplacian, merge_points, similarity_matrix
 from .interpolate import linear_interpolate, monotone_interpolate
 from .qp import MRMICQP
@@ -220,7 +219,7 @@ class MRMICFusion(FusionEstimator):
 
     def _select_lam(self, U, y, w, full_qp: MRMICQP) -> float:
         candidates = self._lam_candidates(full_qp)
-        fold_of = _fold_ids(y, self.cv, self.random_state)
+        fold_of = cv_fold_ids(y, self.cv, self.random_state)
         sse = np.zeros(len(candidates))
         settings = self._osqp_settings()
         for f in range(self.cv):
@@ -253,19 +252,3 @@ def _interpolate(rule: str, points, values, queries) -> np.ndarray:
     if rule == "linear":
         return linear_interpolate(points, values, queries)
     return monotone_interpolate(points, values, queries)
-
-
-def _fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    n = y.shape[0]
-    if n < n_folds:
-        raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
-    counts = np.bincount(y.astype(int), minlength=2)
-    splitter = (
-        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
-        if counts.min() >= n_folds
-        else KFold(n_folds, shuffle=True, random_state=random_state)
-    )
-    fold_of = np.empty(n, dtype=np.int64)
-    for f, (_, test) in enumerate(splitter.split(np.zeros(n), y)):
-        fold_of[test] = f
-    return fold_of

@@ -51,10 +51,9 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.polynomial import Chebyshev, Polynomial
 from numpy.polynomial import chebyshev as cheb
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import SolverError, SolverWarning
+from .._base import SolverError, SolverWarning, cv_fold_ids
 from .reduction import UnivariateCalibrator
 
 __all__ = [
@@ -70,7 +69,6 @@ __all__ = [
     "derivative_minimum",
     "evaluate",
     "heldout_sse",
-    "fold_ids",
     "RPRCalibrator",
     "DEFAULT_DEGREE_GRID",
     "DEFAULT_LAM_GRID",
@@ -570,7 +568,7 @@ class RPRCalibrator(UnivariateCalibrator):
         self.repair_slope_ = float(added)
 
     def _cross_validate(self, t, y, w, degrees, lams, problems) -> np.ndarray:
-        fold_of = fold_ids(y, self.cv, self.random_state)
+        fold_of = cv_fold_ids(y, self.cv, self.random_state)
         kmax = int(degrees.max())
         folds = [
             accumulate_stats(t[fold_of == f], y[fold_of == f], w[fold_of == f], kmax)
@@ -609,26 +607,3 @@ class RPRCalibrator(UnivariateCalibrator):
 
     def _predict_1d(self, t):
         return evaluate(self.coef_, t)
-
-
-def fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    """Fold number of each row: shuffled stratified ``n_folds``-fold split when both classes
-    have ``n_folds`` rows, shuffled plain split otherwise.
-
-    Random rather than systematic folds on purpose: dealing rows sorted by score to the folds
-    in turn (every fold covering the score range evenly) made the held-out Brier score favour
-    the largest degree in simulations, with worse L2 error to the truth.
-    """
-    n = y.shape[0]
-    if n < n_folds:
-        raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
-    counts = np.bincount(y.astype(int), minlength=2)
-    splitter = (
-        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
-        if counts.min() >= n_folds
-        else KFold(n_folds, shuffle=True, random_state=random_state)
-    )
-    fold_of = np.empty(n, dtype=np.int64)
-    for f, (_, test) in enumerate(splitter.split(np.zeros(n), y)):
-        fold_of[test] = f
-    return fold_of

@@ -10,13 +10,13 @@ from scipy.stats import t as student_t
 
 import fusion
 from fusion import IsotonicCalibrator, PlattCalibrator, RPRCalibrator
+from fusion._base import cv_fold_ids
 from fusion.univariate.rpr import (
     RPRProblem,
     accumulate_stats,
     derivative_matrix,
     derivative_minimum,
     evaluate,
-    fold_ids,
     heldout_sse,
     monomial_matrix,
     repair,
@@ -255,7 +255,7 @@ def test_cv_scores_are_heldout_brier_of_each_candidate():
     assert (model.degree_, model.lam_) == (model.degree_grid_[i], model.lam_grid_[j])
     # recompute one entry by refitting on each training fold
     t = model.ecdf_.transform(s[:, None])[:, 0]
-    folds = fold_ids(y.astype(float), 3, 7)
+    folds = cv_fold_ids(y.astype(float), 3, 7)
     sse = 0.0
     for f in range(3):
         tr, te = folds != f, folds == f
@@ -274,7 +274,7 @@ def test_default_fit_is_reproducible_and_folds_are_stratified():
     b = RPRCalibrator(**grids).fit(s, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
-    folds = fold_ids(y.astype(float), 3, 0)
+    folds = cv_fold_ids(y.astype(float), 3, 0)
     for cls in (0, 1):
         counts = np.bincount(folds[y == cls], minlength=3)
         assert counts.max() - counts.min() <= 1
