@@ -39,7 +39,7 @@ from functools import cache
 from math import factorial
 
 import numpy as np
-from scipy.special import betaincinv, gammaln, ndtri, stdtrit
+from scipy.special import betaincinv, gammaln, ndtri, stdtr, stdtrit
 
 __all__ = [
     "EPS",
@@ -167,7 +167,23 @@ def student_quantile(u: np.ndarray, df: float) -> np.ndarray:
     x[~tail] = np.sqrt(df * c / (1.0 - c))
     far = p < 1e-12  # betaincinv loses accuracy there; stdtrit does not (and is rarely needed)
     if np.any(far):
-        x[far] = -stdtrit(df, p[far])
+        # stdtrit is unreliable at the extreme (scipy 1.16 gives -1e100 for df = 2 at
+        # p = 1e-300, scipy 1.17 +inf for df = 2.7): keep its answer only where its own CDF
+        # gives p back; elsewhere use the leading tail term P(T < -x) ~ K x^-df / df with
+        # K = G((df+1)/2) df^((df+1)/2) / (sqrt(pi df) G(df/2)), exact to O(x^-2) out there.
+        pf = p[far]
+        xf = np.abs(stdtrit(df, pf))
+        with np.errstate(invalid="ignore", over="ignore"):
+            bad = ~(np.abs(stdtr(df, -xf) / pf - 1.0) < 1e-6)
+        if np.any(bad):
+            log_k = (
+                gammaln(0.5 * (df + 1))
+                - gammaln(0.5 * df)
+                + 0.5 * df * np.log(df)
+                - 0.5 * np.log(np.pi)
+            )
+            xf[bad] = np.exp((log_k - np.log(df) - np.log(pf[bad])) / df)
+        x[far] = xf
     return np.where(u < 0.5, -x, x)
 
 

@@ -5,6 +5,7 @@ from copulae.elliptical.student import StudentParams
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import stdtrit
+from scipy.stats import t as student_t
 
 from fusion.copula import families as fam
 
@@ -183,8 +184,17 @@ def test_tabulated_student_quantiles_match_stdtrit():
     assert u.size > fam._TABLE_THRESHOLD  # the interpolated path
     for df in (2.0, 2.7, 9.0, 50.0):
         ref = stdtrit(df, u)
-        err = np.abs(fam.student_quantiles(u, df) - ref) / (1 + np.abs(ref))
+        q = fam.student_quantiles(u, df)
+        # stdtrit itself is wrong at u = 1e-300 (scipy 1.16: -1e100 for df = 2; 1.17: +inf for
+        # df = 2.7): compare where the reference maps back to u, and check the far tail
+        # through the CDF instead.
+        with np.errstate(invalid="ignore"):
+            sane = np.isfinite(ref) & np.isclose(student_t.cdf(ref, df), u, rtol=1e-6, atol=0)
+        err = np.abs(q[sane] - ref[sane]) / (1 + np.abs(ref[sane]))
         assert err.max() < 1e-9
+        far = u < 1e-12
+        np.testing.assert_allclose(student_t.cdf(q[far], df), u[far], rtol=1e-6)
+        assert np.all(np.isfinite(q))
 
 
 def test_student_log_density_same_through_the_table():
