@@ -11,11 +11,11 @@ this process, with ratios against the reference runs made on the same data.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import cvxpy as cp
 import numpy as np
+from _common import median_time, table
 from sklearn.linear_model import LogisticRegression
 
 from fusion import BernsteinFusion
@@ -28,15 +28,6 @@ def simulate(n: int, M: int, seed: int = 0):
     logit = z.sum(1) / np.sqrt(M) + 0.3 * np.prod(np.tanh(z), axis=1)
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
     return z, y
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def cvxpy_fit(U: np.ndarray, y: np.ndarray, degrees: tuple[int, ...]) -> np.ndarray:
@@ -53,12 +44,6 @@ def cvxpy_fit(U: np.ndarray, y: np.ndarray, degrees: tuple[int, ...]) -> np.ndar
     prob = cp.Problem(cp.Minimize(cp.sum_squares(Phi @ beta - y)), cons)
     prob.solve(solver=cp.CLARABEL)
     return beta.value
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def bench_n(args) -> str:

@@ -14,9 +14,9 @@ n = 1000; MATLAB, different machine, so only indicative).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _common import median_time, table
 from scipy import stats
 
 from fusion import CopulaFusion
@@ -42,21 +42,6 @@ def simulate(n: int, seed: int = 0):
         for m, dist in enumerate(margins):
             S[rows, m] = dist.ppf(U[:, m])
     return S, y
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def copulae_fit(P: np.ndarray) -> None:

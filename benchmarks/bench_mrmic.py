@@ -19,6 +19,7 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
+from _common import median_time, table
 
 from fusion import MRMICFusion
 from fusion.ecdf import ECDFNormalizer
@@ -36,21 +37,6 @@ def simulate(n: int, M: int = 2, seed: int = 0):
     S = z[:, None] + rng.normal(size=(n, M))
     y = (rng.random(n) < 1 / (1 + np.exp(-2 * z))).astype(int)
     return S, y
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def normalized(S) -> np.ndarray:

@@ -24,6 +24,7 @@ import time
 import warnings
 
 import numpy as np
+from _common import table
 from scipy.stats import t as student_t
 from sklearn.isotonic import IsotonicRegression
 
@@ -46,12 +47,6 @@ def timed(fn, repeats: int) -> tuple[float, float, object]:
         walls.append(time.perf_counter() - w0)
         cpus.append(time.process_time() - c0)
     return float(np.median(walls)), float(np.median(cpus)), out
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def fat_tailed_truth(s):
