@@ -131,9 +131,11 @@ class BernsteinFusion(FusionEstimator):
     the fold's statistics without evaluating the polynomial. The final model reuses the
     totals, so ``fit`` with ``degree="cv"`` never evaluates the design twice.
 
-    A degree-``K`` Bernstein polynomial with monotone coefficients cannot rise faster than
-    about ``sqrt(K)`` standard widths of ``u``: a very sharp scorer (its ``P(Y | u)`` jumping
-    within a few percent of the normalized scale) needs degrees beyond the default grid. If
+    With monotone coefficients the steepest rise along an axis (a step in the coefficients)
+    is ``P(Binomial(K, u) >= j)``, spread over a width of about ``sqrt(u (1 - u) / K)`` in
+    ``u`` (0.16 at ``K = 10`` near ``u = 1/2``). A very sharp scorer, whose ``P(Y | u)``
+    jumps within a few percent of the normalized scale, needs degrees beyond the default
+    grid. If
     ``cv_scores_`` still falls at the largest candidate, pass a larger ``degree_grid`` (and
     enough rows: ``prod(K_m + 1)`` coefficients per fold).
 
