@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "solve_osqp",
     "check_normalized_points",
     "cv_fold_ids",
+    "one_blas_thread",
 ]
 
 
@@ -165,6 +167,23 @@ def _first_nonfinite(A: np.ndarray) -> str:
     v = A[tuple(idx)]
     # "NaN"/"inf" spelled as scikit-learn's messages do (its checks match on them).
     return f"{'NaN' if np.isnan(v) else v} at {where}"
+
+
+@lru_cache(maxsize=1)
+def _threadpools():
+    from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+
+    return ThreadpoolController()
+
+
+def one_blas_thread():
+    """Context limiting BLAS/LAPACK to one thread (the controller is built once).
+
+    For many small BLAS calls (skinny Gram updates, one tiny LAPACK call per Delaunay
+    simplex) threads gain nothing, and multithreaded OpenBLAS busy-waits when the cores are
+    shared: measured 5-25x slower fits on a loaded 2-core machine.
+    """
+    return _threadpools().limit(limits=1, user_api="blas")
 
 
 def cv_fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:

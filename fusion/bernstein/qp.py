@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
-from .._base import QPSolver
+from .._base import QPSolver, one_blas_thread
 from .basis import (
     DEFAULT_CHUNK_ELEMENTS,
     _design_rows,
@@ -63,13 +63,6 @@ class GramStats:
         return GramStats(self.G - other.G, self.b - other.b, self.yy - other.yy, self.sw - other.sw)
 
 
-@lru_cache(maxsize=1)
-def _blas_controller():
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
 def accumulate_gram(
     U: np.ndarray,
     y: np.ndarray,
@@ -95,7 +88,7 @@ def accumulate_gram(
     # With few coefficients the GEMM is a small part of the work (building the design is
     # single-threaded numpy), and a threaded BLAS then costs more than it saves: on a busy
     # machine its spinning threads made fits 5-10x slower in our measurements.
-    with _one_blas_thread() if P <= SMALL_P else contextlib.nullcontext():
+    with one_blas_thread() if P <= SMALL_P else contextlib.nullcontext():
         for rows in row_chunks(U.shape[0], P, chunk_elements):
             Uc = U[rows]
             # The design is built transposed, (P, c): both products below are then plain
@@ -111,16 +104,6 @@ def accumulate_gram(
 
 #: Up to this many coefficients the Gram accumulation runs with one BLAS thread.
 SMALL_P = 256
-_CONTROLLER = None
-
-
-def _one_blas_thread():
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 @lru_cache(maxsize=64)

@@ -34,26 +34,11 @@ import warnings
 import numpy as np
 from scipy.interpolate import LinearNDInterpolator
 from scipy.spatial import Delaunay, QhullError, cKDTree
-from threadpoolctl import ThreadpoolController
 
+from .._base import one_blas_thread
 from .graph import dominated_max, dominating_min
 
 __all__ = ["linear_interpolate", "monotone_interpolate", "affine_frame"]
-
-_THREADPOOLS: ThreadpoolController | None = None
-
-
-def _single_threaded_blas():
-    """Context limiting BLAS/LAPACK to one thread (the controller is built once).
-
-    scipy computes a triangulation's barycentric transforms with one tiny LAPACK call per
-    simplex; multithreaded OpenBLAS synchronizes its threads on each, which on a busy
-    machine took seconds for a few hundred points instead of about a millisecond.
-    """
-    global _THREADPOOLS
-    if _THREADPOOLS is None:
-        _THREADPOOLS = ThreadpoolController()
-    return _THREADPOOLS.limit(limits=1, user_api="blas")
 
 
 def monotone_interpolate(points: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -133,7 +118,8 @@ def linear_interpolate(points: np.ndarray, values: np.ndarray, queries: np.ndarr
             stacklevel=2,
         )
         return values[cKDTree(Z).query(Zq)[1]]
-    with _single_threaded_blas():
+    # scipy builds barycentric transforms with one tiny LAPACK call per simplex.
+    with one_blas_thread():
         out = LinearNDInterpolator(tri, values, fill_value=np.nan)(Zq)
     outside = np.isnan(out)
     if outside.any():
