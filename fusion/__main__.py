@@ -76,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{'method':30s} {'Brier':>7s} {'logloss':>8s} {'ECE':>7s} {'gridECE':>8s} "
         f"{'gridMCE':>8s} {'fit s':>7s}"
     )
-    reference = rows[0][3]
     for name, p, fit_s, model in rows:
-        grid = model if model is not None else reference
         # grid metrics compare a calibrating function with cell rates; only for fused models
-        g_ece = metrics.grid_ece(grid, S_test, y_test) if model is not None else float("nan")
-        g_mce = metrics.grid_mce(grid, S_test, y_test) if model is not None else float("nan")
+        g_ece = g_mce = float("nan")
+        if model is not None:
+            cells = metrics.grid_calibration_table(model, S_test, y_test)
+            g_ece, g_mce = cells.ece, cells.mce
         print(
             f"{name:30s} {100 * metrics.brier_score(y_test, p):7.2f} "
             f"{metrics.log_loss(y_test, p):8.4f} {100 * metrics.binned_ece(y_test, p):7.2f} "
