@@ -34,7 +34,6 @@ __all__ = [
     "SolverError",
     "SolverWarning",
     "QPSolver",
-    "solve_osqp",
     "check_normalized_points",
     "cv_fold_ids",
     "one_blas_thread",
@@ -148,13 +147,6 @@ class QPSolver:
             status=status,
             solver="osqp",
         )
-
-
-def solve_osqp(P, q, A, lower, upper, *, problem: str, **settings: Any) -> tuple[np.ndarray, str]:
-    """One-off :class:`QPSolver` solve; ``P`` may be any symmetric sparse matrix."""
-    return QPSolver(A, lower, upper, problem=problem, **settings).solve(
-        sp.triu(P, format="csc"), np.asarray(q, dtype=float)
-    )
 
 
 # ---------------------------------------------------------------------------------------------
