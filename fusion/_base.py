@@ -1,364 +1,140 @@
-"""Shared estimator base: input validation, the ECDF step, ``predict_proba``, solver boundary.
+"""The estimator base shared by every fusion method: the path from raw scores to a fitted model.
 
 Every fusion method subclasses :class:`FusionEstimator` and implements two private steps:
 
 ``_fit_normalized(U, y, sample_weight)``
     fit on ECDF-normalized scores ``U`` in ``(0, 1)^M`` with ``y`` in ``{0., 1.}`` (1 is the
-    positive class, ``classes_[1]``) and weights ``sample_weight`` (all ones when the user
-    gave none); store fitted attributes ending in ``_``.
+    positive class, ``classes_[1]``) and positive weights ``sample_weight`` with mean 1 (all
+    ones when the user gave none); store fitted attributes ending in ``_``.
 ``_calibrate(U)``
     the fitted calibrating function at normalized points, a 1-D array.
 
-The base does everything else: validation with messages that name the problem, the class
-labels, ``n_features_in_``/``feature_names_in_``, the fitted :class:`~fusion.ecdf.ECDFNormalizer`
-in ``ecdf_``, ``predict_proba``/``predict`` and ``calibrating_function``.
+A method that also needs the scores on their own scale overrides ``_fit_scores(S, U, y, w)``
+and ``_calibrate_scores(S, U)`` instead (their defaults call the two steps above).
+
+The base does everything else, in this order at ``fit``: parameter and input validation
+(:mod:`fusion._validation`), label encoding, weights (rows of zero weight are dropped, the
+others rescaled to mean 1, so that scaling the weights changes nothing and a zero weight
+equals no row), the direction of every score (``increasing``), the weighted ECDF (``ecdf_``,
+summarized for large ``n`` by ``ecdf_knots``), missing scores (``missing``), and finally the
+method's own fit. The fit runs on a fresh copy of the estimator, whose fitted state replaces
+this one's all at once at the end: a fit that fails leaves a previously fitted model exactly
+as it was.
 """
 
 from __future__ import annotations
 
-import numbers
-import warnings
-from functools import lru_cache
-from typing import Any, ClassVar
+import copy
+import math
+from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
+# Transitional re-exports for modules not yet moved to the solver and validation layers.
+from ._solver import QPSolver, SolverError, SolverWarning, one_blas_thread  # noqa: E402,F401
+from ._validation import (
+    DIRECTION_Z,
+    anti_alignment_z,
+    check_normalized_points,
+    check_sample_weight,
+    check_scores,
+    cv_fold_ids,  # noqa: E402,F401
+    cv_splits,
+    encode_binary_targets,
+    label_repr,
+    resolve_increasing,
+    warn_reversed,
+)
+from ._validation import encode_binary_targets as _encode_targets  # noqa: E402,F401
+from ._validation import first_nonfinite as _first_nonfinite  # noqa: E402,F401
 from .ecdf import ECDFNormalizer
 
-__all__ = [
-    "FusionEstimator",
-    "SolverError",
-    "SolverWarning",
-    "QPSolver",
-    "check_normalized_points",
-    "cv_fold_ids",
-    "one_blas_thread",
-]
+__all__ = ["FusionEstimator", "AUTO_SKETCH_ROWS", "SKETCH_KNOTS", "COMMON_PARAMETERS"]
+
+#: ``ecdf_knots="auto"`` summarizes the ECDF from this many (positive-weight) rows on.
+AUTO_SKETCH_ROWS = 100_000
+#: Knots per column of the summary chosen by ``ecdf_knots="auto"``.
+SKETCH_KNOTS = 10_000
+
+#: Constraints of the parameters the base handles, for estimators that take them.
+COMMON_PARAMETERS: dict = {
+    "increasing": ["boolean", StrOptions({"auto"}), "array-like"],
+    "missing": [StrOptions({"error", "marginal"})],
+    "ecdf_knots": [Interval(Integral, 2, None, closed="left"), None, StrOptions({"auto"})],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+#: Quadrature points per integrated coordinate for ``missing="marginal"`` never exceed this
+#: product (tensor Gauss-Legendre: 16 nodes for one missing score, fewer per axis for more).
+_MAX_QUADRATURE = 256
 
 
-class SolverError(RuntimeError):
-    """A numerical solver stopped without a usable solution.
-
-    Attributes
-    ----------
-    status : str
-        The solver's own status string (e.g. ``"maximum iterations reached"``).
-    solver : str
-        Which solver reported it.
-    """
-
-    def __init__(self, message: str, *, status: str, solver: str):
-        super().__init__(message)
-        self.status = status
-        self.solver = solver
-
-
-class SolverWarning(UserWarning):
-    """A solver returned a solution flagged as inaccurate; the result is used but suspect."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Solver boundary: every OSQP call in the package goes through here.
-
-
-class QPSolver:
-    """One OSQP problem ``min 0.5 x'Px + q'x  s.t.  lower <= Ax <= upper``, solved repeatedly.
-
-    The constraints are fixed; ``P`` (same sparsity pattern every time) and ``q`` may change
-    between calls, which then reuse OSQP's workspace and warm-start from the last solution
-    (cross-validation folds, regularization paths).
-
-    Parameters
-    ----------
-    A : scipy.sparse matrix
-    lower, upper : ndarray
-    problem : str
-        Name of the problem, used in messages.
-    **settings
-        OSQP settings; ``verbose`` defaults to False.
-
-    Attributes
-    ----------
-    last_iterations : int
-        OSQP's iteration count of the most recent :meth:`solve` (0 before the first), also
-        when that solve raised :class:`SolverError`; estimators report it as ``n_iter_``.
-
-    Notes
-    -----
-    Callers in this package leave OSQP's solution polishing off: in OSQP 1.x it prints a line
-    to stdout on every solve with an empty active set whatever ``verbose`` says (osqp issue
-    #785), and it can accept a polished point far outside the tolerances (osqp issue #790).
-    Tight ``eps_abs``/``eps_rel`` plus an exact projection onto the feasible set are used
-    instead.
-    """
-
-    def __init__(self, A, lower, upper, *, problem: str, **settings: Any):
-        self.A = sp.csc_matrix(A)
-        self.lower = np.asarray(lower, dtype=float)
-        self.upper = np.asarray(upper, dtype=float)
-        self.problem = problem
-        self.settings = {"verbose": False, **settings}
-        self._solver = None
-        self.last_iterations = 0
-
-    def solve(self, P: sp.csc_matrix, q: np.ndarray) -> tuple[np.ndarray, str]:
-        """Solve with this ``P`` (upper triangle, CSC) and ``q``.
-
-        Returns
-        -------
-        x : ndarray
-        status : str
-            ``"solved"``, or ``"solved inaccurate"`` with a :class:`SolverWarning`.
-
-        Raises
-        ------
-        SolverError
-            Any other OSQP status (iteration or time limit, infeasible, non-convex, ...).
-        """
-        import osqp
-
-        if self._solver is None:
-            self._solver = osqp.OSQP()
-            self._solver.setup(P, q, self.A, self.lower, self.upper, **self.settings)
-        else:
-            self._solver.update(Px=P.data, q=q)
-        result = self._solver.solve(raise_error=False)
-        self.last_iterations = int(result.info.iter)
-        status = str(result.info.status)
-        finite = result.x is not None and bool(np.all(np.isfinite(result.x)))
-        if status == "solved" and finite:
-            return np.asarray(result.x, dtype=float), status
-        if status == "solved inaccurate" and finite:
-            warnings.warn(
-                f"OSQP returned '{status}' for the {self.problem} after {result.info.iter} "
-                f"iterations (primal residual {result.info.prim_res:.2e}); the solution is used "
-                "after projection onto the feasible set. Raise max_iter to silence this.",
-                SolverWarning,
-                stacklevel=3,
-            )
-            return np.asarray(result.x, dtype=float), status
-        raise SolverError(
-            f"OSQP could not solve the {self.problem}: status '{status}' after "
-            f"{result.info.iter} iterations.",
-            status=status,
-            solver="osqp",
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation helpers.
-
-
-def _first_nonfinite(A: np.ndarray) -> str:
-    idx = np.argwhere(~np.isfinite(A))[0]
-    where = f"row {idx[0]}, column {idx[1]}" if A.ndim == 2 else f"row {idx[0]}"
-    v = A[tuple(idx)]
-    # "NaN"/"inf" spelled as scikit-learn's messages do (its checks match on them).
-    return f"{'NaN' if np.isnan(v) else v} at {where}"
-
-
-@lru_cache(maxsize=1)
-def _threadpools():
-    from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
-
-    return ThreadpoolController()
-
-
-def one_blas_thread():
-    """Context limiting BLAS/LAPACK to one thread (the controller is built once).
-
-    For many small BLAS calls (skinny Gram updates, one tiny LAPACK call per Delaunay
-    simplex) threads gain nothing, and multithreaded OpenBLAS busy-waits when the cores are
-    shared: measured 5-25x slower fits on a loaded 2-core machine.
-    """
-    return _threadpools().limit(limits=1, user_api="blas")
-
-
-def cv_fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    """Fold number (0..n_folds-1) of each row for a method's internal cross-validation.
-
-    A shuffled stratified split when both classes have ``n_folds`` rows, a shuffled plain
-    split otherwise. Shuffled rather than systematic folds on purpose: dealing rows sorted by
-    score to the folds in turn made held-out Brier scores favour the largest model in RPR's
-    simulations, with worse L2 error to the truth.
-    """
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    n = y.shape[0]
-    if n < n_folds:
-        raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
-    counts = np.bincount(y.astype(int), minlength=2)
-    splitter = (
-        StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
-        if counts.min() >= n_folds
-        else KFold(n_folds, shuffle=True, random_state=random_state)
-    )
-    fold_of = np.empty(n, dtype=np.int64)
-    for f, (_, test) in enumerate(splitter.split(np.zeros(n), y)):
-        fold_of[test] = f
-    return fold_of
-
-
-def check_normalized_points(U, n_features: int) -> np.ndarray:
-    """Validate points of the normalized cube ``[0, 1]^M`` and return them as (n, M) floats."""
-    U = np.asarray(U, dtype=float)
-    if U.ndim == 1 and n_features == 1:
-        U = U[:, None]
-    if U.ndim == 1 and U.shape[0] == n_features:
-        U = U[None, :]
-    if U.ndim != 2 or U.shape[1] != n_features:
-        raise ValueError(f"normalized points must have shape (n, {n_features}), got {np.shape(U)}.")
-    if not np.all(np.isfinite(U)):
-        raise ValueError(f"normalized points must be finite; found {_first_nonfinite(U)}.")
-    tol = 1e-12
-    if U.size and (U.min() < -tol or U.max() > 1 + tol):
-        raise ValueError(
-            f"normalized points must lie in [0, 1]; got values in [{U.min()}, {U.max()}]. "
-            "Use predict_proba for raw scores."
-        )
-    return np.clip(U, 0.0, 1.0)
-
-
-def _check_numeric_columns(S) -> None:
-    """Name the first non-numeric score column instead of numpy's 'could not convert'."""
-    if hasattr(S, "dtypes"):  # DataFrame
-        for name, dtype in zip(S.columns, S.dtypes, strict=True):
-            if getattr(dtype, "kind", "O") not in "biuf":
-                raise ValueError(
-                    f"score column {name!r} has non-numeric dtype {dtype}; scores must be numbers."
-                )
-        return
-    arr = np.asarray(S)
-    if arr.dtype.kind in "biuf":
-        return
-    if arr.dtype.kind == "c":
-        raise ValueError("Complex data not supported: scores must be real numbers.")
-    flat = arr.reshape(arr.shape[0], -1) if arr.ndim >= 1 and arr.size else arr
-    if flat.ndim == 2:
-        for j in range(flat.shape[1]):
-            for i, v in enumerate(flat[:, j]):
-                if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
-                    raise ValueError(
-                        f"Complex data not supported: score column {j} holds {v!r} at row {i}."
-                    )
-                if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                    raise ValueError(
-                        f"score column {j} holds a non-numeric value {v!r} at row {i}; "
-                        "scores must be numbers."
-                    )
-
-
-def _as_array(S) -> np.ndarray:
-    """``S`` as an ndarray; mixed lists keep their Python objects for the non-numeric check."""
-    try:
-        arr = np.asarray(S)
-        if arr.dtype.kind in "US" and not isinstance(S, np.ndarray):
-            # np.asarray turns [[1, "a"]] into strings; keep the objects to name the culprit.
-            arr = np.asarray(S, dtype=object)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"S must be a rectangular (n, M) array of scores: {err}") from None
-    return arr
-
-
-def _label(v) -> str:
-    """A class label for messages: ``1``, ``'pos'``, not numpy's ``np.int64(1)``."""
-    return repr(v.item() if isinstance(v, np.generic) else v)
-
-
-def _encode_targets(y, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(classes, y01)`` for exactly two classes; the second class is positive."""
-    if y is None:
-        # Wording of scikit-learn's own message, which its conformance checks look for.
-        raise ValueError(
-            "this estimator requires y to be passed, but the target y is None; pass the binary "
-            "class label of every row of S."
-        )
-    if sp.issparse(y):
-        raise ValueError("y must be a dense 1-D array of labels; sparse input is not supported.")
-    y = column_or_1d(y, warn=True)
-    if y.shape[0] != n:
-        raise ValueError(f"S has {n} rows but y has {y.shape[0]} labels; they must match.")
-    if y.dtype.kind == "c":
-        raise ValueError("Complex data not supported: y must hold class labels.")
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError(f"y contains {_first_nonfinite(y)}; labels must be class values.")
-    if y.dtype.kind == "O":
-        for i, v in enumerate(y):
-            if v is None or (isinstance(v, float) and np.isnan(v)):
-                raise ValueError(f"y contains a missing label ({v!r}) at row {i}.")
-    if y.dtype.kind in "biu" and y.shape[0]:
-        # Numeric labels: two passes instead of np.unique's sort (the largest cost of
-        # validation at 1e7 rows). Anything but exactly two values takes the general path.
-        lo, hi = y.min(), y.max()
-        is_hi = y == hi
-        if lo != hi and np.count_nonzero(is_hi | (y == lo)) == y.shape[0]:
-            return np.array([lo, hi], dtype=y.dtype), is_hi.astype(float)
-    try:
-        classes, y_idx = np.unique(y, return_inverse=True)
-    except TypeError as err:
-        raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
-    # Before counting classes: a continuous target has many "classes", and the message should
-    # say what is actually wrong.
-    if y.dtype.kind == "f" and type_of_target(y) == "continuous":
-        shown = classes[:5].tolist() + (["..."] if classes.shape[0] > 5 else [])
-        raise ValueError(f"y looks continuous (values {shown}); pass class labels such as 0/1.")
-    if classes.shape[0] == 1:
-        raise ValueError(
-            f"y holds a single class ({_label(classes[0])}); binary fusion needs rows of both "
-            "classes."
-        )
-    if classes.shape[0] != 2:
-        shown = list(classes[:5]) + (["..."] if classes.shape[0] > 5 else [])
-        # "Only binary classification is supported." is scikit-learn's wording for
-        # binary-only classifiers (checked by check_classifier_not_supporting_multiclass).
-        raise ValueError(
-            "Only binary classification is supported. y must hold exactly two classes; "
-            f"found {classes.shape[0]}: {shown}."
-        )
-    return classes, y_idx.astype(float)
-
-
-def _check_weights(sample_weight, n: int) -> np.ndarray:
-    if sample_weight is None:
-        return np.ones(n)
-    w = np.asarray(sample_weight)
-    if w.ndim == 0:
-        w = np.full(n, float(w))
-    if w.dtype.kind not in "biuf":
-        raise ValueError(f"sample_weight must be numeric, got dtype {w.dtype}.")
-    w = w.astype(float)
-    if w.ndim != 1 or w.shape[0] != n:
-        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}.")
-    if not np.all(np.isfinite(w)):
-        raise ValueError(f"sample_weight must be finite; found {_first_nonfinite(w)}.")
-    if np.any(w < 0):
-        i = int(np.flatnonzero(w < 0)[0])
-        raise ValueError(f"sample_weight must be non-negative; found {w[i]} at row {i}.")
-    if not w.sum() > 0:
-        raise ValueError("sample_weight sums to zero; at least one row needs positive weight.")
-    return w
-
-
-# ---------------------------------------------------------------------------------------------
+def _is_state(name: str) -> bool:
+    """Fitted state: attributes ending in ``_`` (public or private), not dunders."""
+    return name.endswith("_") and not name.startswith("__")
 
 
 class FusionEstimator(ClassifierMixin, BaseEstimator):
     """Base class of the fusion estimators (not used directly).
+
+    The parameters below are shared by every estimator (each lists them in its signature).
+
+    Parameters
+    ----------
+    increasing : bool, "auto" or sequence of bool/"auto", default="auto"
+        The direction of each score. True: higher means more positive (``classes_[1]``).
+        False: the score is reversed before fitting (a column whose training values lie in
+        ``[0, 1]`` is used as ``1 - p``, any other as ``-s``): the same predictions as
+        passing the reversed column. ``"auto"``: a score whose rank correlation with the
+        label is significantly negative (one-sided p < 0.001) is reversed, with a
+        ``UserWarning`` naming it; an insignificantly negative score is used as given. The
+        decision is stored in ``increasing_``.
+    missing : {"error", "marginal"}, default="error"
+        NaN scores. ``"error"``: a ``ValueError`` naming the row and column.
+        ``"marginal"``: a missing score is integrated out. Prediction averages the
+        calibrating function over the missing normalized score, uniform on ``[0, 1]`` (its
+        marginal distribution), by Gauss-Legendre quadrature; a row with every score
+        missing gets the training base rate. Fitting uses each column's observed values for
+        its ECDF; BernsteinFusion fits incomplete rows with the missing score integrated
+        out of its design, the other methods fit on the complete rows.
+    ecdf_knots : int, None or "auto", default="auto"
+        Knots per column of the ECDF: ``None`` the exact ECDF (one knot per distinct
+        value), an int at most that many knots (a quantile sketch with exact values at the
+        knots; ``ecdf_error_bound_`` bounds its error), ``"auto"`` exact below 100,000
+        training rows and 10,000 knots from there on (small models, fast predictions).
+    random_state : int, RandomState or None, default=0
+        Seeds every random choice of the fit (cross-validation folds); the default makes
+        fits reproducible bit for bit. Methods without randomness accept and ignore it.
+    verbose : bool or int, default=False
+        Progress of long fits (a progress bar when tqdm is installed).
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
         The two labels, sorted; ``classes_[1]`` is the positive class.
     ecdf_ : ECDFNormalizer
-        Normalizer fitted on the training scores.
+        Normalizer fitted on the training scores (reversed where ``increasing_`` is False).
     n_features_in_ : int
         Number of score columns ``M``.
     feature_names_in_ : ndarray of str
         Column names, when ``S`` was a DataFrame with string column names.
+    increasing_ : ndarray of bool of shape (M,)
+        Whether each score was used as given (True) or reversed (False), see ``increasing``.
+    reversal_offset_ : ndarray of shape (M,)
+        How a reversed score is reversed: ``s -> offset - s`` with offset 1 for a column whose
+        training values all lie in ``[0, 1]`` (a probability ``p`` becomes ``1 - p``) and 0
+        otherwise.
+    ecdf_knots_ : int or None
+        The number of ECDF knots per column actually used (``None``: the exact ECDF).
+    ecdf_error_bound_ : float
+        Bound on the distance between the ECDF used and the exact one (0 when exact).
+    base_rate_ : float
+        Weighted share of positives among the training rows.
     """
 
     #: Whether a 1-D score array (M = 1) is accepted.
@@ -367,8 +143,24 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     _supports_sample_weight: ClassVar[bool] = True
     #: Whether the fitted calibrating function is guaranteed non-decreasing in every score.
     _monotone: ClassVar[bool] = False
+    #: Whether ``_fit_scores`` takes rows with missing (NaN) normalized scores itself; else
+    #: the base fits on complete rows only (missing="marginal").
+    _fits_missing: ClassVar[bool] = False
     #: scikit-learn parameter constraints, validated once at ``fit``.
     _parameter_constraints: ClassVar[dict] = {}
+    #: Names of the fitted attributes this class adds (persistence saves exactly the union
+    #: of these along the class hierarchy).
+    _fitted_attributes: ClassVar[tuple[str, ...]] = (
+        "classes_",
+        "ecdf_",
+        "n_features_in_",
+        "feature_names_in_",
+        "increasing_",
+        "reversal_offset_",
+        "ecdf_knots_",
+        "ecdf_error_bound_",
+        "base_rate_",
+    )
 
     # -- steps a method implements -------------------------------------------------------
     def _fit_normalized(self, U: np.ndarray, y: np.ndarray, sample_weight: np.ndarray):
@@ -377,7 +169,15 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     def _calibrate(self, U: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    # -- public API ------------------------------------------------------------------------
+    def _fit_scores(self, S: np.ndarray, U: np.ndarray, y: np.ndarray, w: np.ndarray):
+        """Fit from the (direction-adjusted) scores ``S`` and their normalized values ``U``."""
+        self._fit_normalized(U, y, w)
+
+    def _calibrate_scores(self, S: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """The fitted probability at scores ``S`` with normalized values ``U``."""
+        return self._calibrate(U)
+
+    # -- fitting -----------------------------------------------------------------------------
     def fit(self, S, y, sample_weight=None):
         """Fit the calibrating function on training scores.
 
@@ -388,30 +188,170 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n,)
             Binary labels of any two values; the second in sorted order is positive.
         sample_weight : array-like of shape (n,), optional
-            Non-negative row weights.
+            Non-negative row weights. Scaling them changes nothing; a zero weight is the same
+            as leaving the row out.
 
         Returns
         -------
         self
         """
-        try:
-            U, y01, w = self._validate_fit_input(S, y, sample_weight)
-            self._fit_normalized(U, y01, w)
-        except BaseException:
-            # A failed (re)fit must leave an unfitted estimator (NotFittedError on predict),
-            # never this fit's new ecdf_ next to the previous fit's coefficients.
-            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-                delattr(self, name)
-            raise
+        work = self._blank()
+        work._fit(S, y, sample_weight)
+        self._adopt(work)
         return self
 
+    def _blank(self) -> FusionEstimator:
+        """A copy with this estimator's parameters and no fitted state."""
+        work = copy.copy(self)
+        for name in [k for k in vars(work) if _is_state(k)]:
+            delattr(work, name)
+        return work
+
+    def _adopt(self, work: FusionEstimator) -> None:
+        """Replace this estimator's fitted state by ``work``'s in one assignment."""
+        state = {k: v for k, v in vars(self).items() if not _is_state(k)}
+        state.update((k, v) for k, v in vars(work).items() if _is_state(k))
+        self.__dict__ = state
+
+    def _fit(self, S, y, sample_weight):
+        """Validation, weights, directions, ECDF, then the method's fit (on ``self``)."""
+        self._validate_params()
+        missing = getattr(self, "missing", "error")
+        S = check_scores(
+            self, S, reset=True, allows_1d=self._allows_1d, allow_nan=missing == "marginal"
+        )
+        if not self._allows_1d and S.shape[1] < 2:
+            raise ValueError(
+                # "1 feature(s)" is scikit-learn's wording (check_fit2d_1feature).
+                f"{type(self).__name__} fuses M >= 2 scores, got {S.shape[1]} column "
+                f"({S.shape[1]} feature(s)); use RPRCalibrator or ENIRCalibrator for a single "
+                "score."
+            )
+        n = S.shape[0]
+        if n < 2:
+            raise ValueError(f"at least 2 training rows are needed, got {n} sample.")
+        self.classes_, y01 = encode_binary_targets(y, n)
+        if sample_weight is not None and not self._supports_sample_weight:
+            raise ValueError(f"{type(self).__name__} does not support sample_weight.")
+        w = check_sample_weight(sample_weight, n)
+        for c in (0, 1):
+            if not w[y01 == c].sum() > 0:
+                raise ValueError(
+                    f"sample_weight is zero on every row of class {label_repr(self.classes_[c])}; "
+                    "both classes need positive total weight."
+                )
+        kept = w > 0
+        if not kept.all():
+            S, y01, w = S[kept], y01[kept], w[kept]
+        self._kept_rows = kept
+        if S.shape[0] < 2:
+            raise ValueError(
+                f"at least 2 training rows with positive sample_weight are needed, got "
+                f"{S.shape[0]}."
+            )
+        self.base_rate_ = float(np.dot(w, y01) / w.sum())
+        S = self._fit_direction(S, y01, w)
+        self.ecdf_, U = self._fit_ecdf(S, w)
+        # Methods see weights with mean 1 (rescaled in two steps: dividing by the mean
+        # directly overflows for weights near 1e308, whose ratios are all that matters).
+        w = w / w.max()
+        w = w / w.mean()
+        complete = ~np.isnan(U).any(axis=1)
+        if self._fits_missing or complete.all():
+            self._fit_scores(S, U, y01, w)
+        else:
+            self._kept_rows = _subset_mask(kept, complete)
+            self._fit_scores(S[complete], U[complete], y01[complete], w[complete])
+        del self._kept_rows
+
+    def _fit_direction(self, S: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Decide and apply the direction of every score (``increasing``); return ``S``."""
+        M = S.shape[1]
+        wanted = resolve_increasing(getattr(self, "increasing", True), M)
+        offsets = np.zeros(M)
+        if S.dtype.kind == "f":
+            for j in range(M):
+                col = S[:, j]
+                seen = col[~np.isnan(col)]
+                if seen.size and seen.min() >= 0.0 and seen.max() <= 1.0:
+                    offsets[j] = 1.0
+        increasing = np.ones(M, dtype=bool)
+        flagged, zs = [], []
+        for j, want in enumerate(wanted):
+            if want is None:
+                try:
+                    u = ECDFNormalizer(allow_nan=True).fit_transform(S[:, j], sample_weight=w)
+                except ValueError:  # constant or all missing: reported by the ECDF fit below
+                    continue
+                z = anti_alignment_z(u[:, 0], y, w)
+                if z < DIRECTION_Z:
+                    increasing[j] = False
+                    flagged.append(self._column_name(j))
+                    zs.append(z)
+            else:
+                increasing[j] = want
+        if flagged:
+            warn_reversed(flagged, zs)
+        self.increasing_ = increasing
+        self.reversal_offset_ = offsets
+        return self._apply_direction(S)
+
+    def _apply_direction(self, S: np.ndarray) -> np.ndarray:
+        """Reverse the scores whose ``increasing_`` is False (``s -> offset - s``)."""
+        increasing = getattr(self, "increasing_", None)
+        if increasing is None or increasing.all():
+            return S
+        S = S.copy()
+        for j in np.flatnonzero(~increasing):
+            if S.dtype.kind in "iu":  # exact reversal of integers beyond 2**53
+                S[:, j] = ~S[:, j]
+            else:
+                S[:, j] = self.reversal_offset_[j] - S[:, j]
+        return S
+
+    def _column_name(self, j: int) -> str:
+        names = getattr(self, "feature_names_in_", None)
+        return repr(str(names[j])) if names is not None else str(j)
+
+    def _fit_ecdf(self, S: np.ndarray, w: np.ndarray) -> tuple[ECDFNormalizer, np.ndarray]:
+        """Fit the weighted normalization on the training scores (``ecdf_knots`` decides
+        exact vs summarized); return it and the normalized training scores."""
+        n_knots = self._ecdf_knots_for(S.shape[0])
+        ecdf = ECDFNormalizer(
+            n_knots=n_knots, allow_nan=getattr(self, "missing", "error") == "marginal"
+        )
+        unit = bool(np.all(w == 1.0))
+        U = ecdf.fit_transform(S, sample_weight=None if unit else w)
+        self.ecdf_knots_ = n_knots
+        self.ecdf_error_bound_ = ecdf.error_bound_
+        return ecdf, U
+
+    def _ecdf_knots_for(self, n_rows: int) -> int | None:
+        knots = getattr(self, "ecdf_knots", None)
+        if isinstance(knots, str):  # "auto"
+            return SKETCH_KNOTS if n_rows >= AUTO_SKETCH_ROWS else None
+        return None if knots is None else int(knots)
+
+    def _cv_splits(self, U: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(train, test) pairs over the rows being fitted (normalized scores ``U``, labels
+        ``y``), from ``cv`` and ``random_state``; an int ``cv`` assigns folds by row content
+        (see :func:`fusion._validation.content_folds`)."""
+        return cv_splits(
+            getattr(self, "cv", 5),
+            y,
+            getattr(self, "random_state", None),
+            kept=getattr(self, "_kept_rows", None),
+            keys=U,
+        )
+
+    # -- prediction --------------------------------------------------------------------------
     def calibrating_function(self, U) -> np.ndarray:
         """The fitted ``f`` at already-normalized points.
 
         Parameters
         ----------
         U : array-like of shape (n, M)
-            Points of ``[0, 1]^M`` (ECDF-normalized scores).
+            Points of ``[0, 1]^M`` (ECDF-normalized, direction-adjusted scores).
 
         Returns
         -------
@@ -420,7 +360,10 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "ecdf_")
         U = check_normalized_points(U, self.n_features_in_)
-        p = np.asarray(self._calibrate(U), dtype=float).reshape(-1)
+        return self._checked(self._calibrate(U), U)
+
+    def _checked(self, p, U) -> np.ndarray:
+        p = np.asarray(p, dtype=float).reshape(-1)
         if not np.all(np.isfinite(p)):
             # A method bug, not a user error: never hand NaN downstream.
             raise RuntimeError(
@@ -428,6 +371,22 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 f"points {U[~np.isfinite(p)][:3].tolist()}; please report this."
             )
         return np.clip(p, 0.0, 1.0)
+
+    def _positive_proba(self, S) -> np.ndarray:
+        """``P(Y = classes_[1])`` for raw scores (missing scores integrated out)."""
+        check_is_fitted(self, "ecdf_")
+        S = self._validated_scores(S)
+        U = self.ecdf_.transform(S)
+        missing = np.isnan(U).any(axis=1)
+        if not missing.any():
+            return self._checked(self._calibrate_scores(S, U), U)
+        p = np.empty(U.shape[0])
+        if (~missing).any():
+            p[~missing] = self._checked(
+                self._calibrate_scores(S[~missing], U[~missing]), U[~missing]
+            )
+        p[missing] = self._integrate_missing(S[missing], U[missing])
+        return p
 
     def predict_proba(self, S) -> np.ndarray:
         """Class probabilities for raw scores.
@@ -441,14 +400,54 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n, 2)
             Columns follow ``classes_``; the second is ``P(Y = classes_[1])``.
         """
-        p = self.calibrating_function(self._normalize(S))
+        p = self._positive_proba(S)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, S) -> np.ndarray:
         """Labels at threshold 0.5 (the negative class on an exact tie)."""
-        p = self.predict_proba(S)[:, 1]
+        p = self._positive_proba(S)
         return self.classes_[(p > 0.5).astype(int)]
 
+    def _validated_scores(self, S) -> np.ndarray:
+        S = check_scores(
+            self,
+            S,
+            reset=False,
+            allows_1d=self._allows_1d,
+            allow_nan=getattr(self, "missing", "error") == "marginal",
+        )
+        return self._apply_direction(S)
+
+    def _normalize(self, S) -> np.ndarray:
+        """Raw scores -> normalized points (direction applied), as ``calibrating_function``
+        takes them."""
+        check_is_fitted(self, "ecdf_")
+        return self.ecdf_.transform(self._validated_scores(S))
+
+    def _integrate_missing(self, S: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """Probabilities of rows with missing scores: the calibrating function averaged over
+        each missing normalized score, uniform on ``[0, 1]`` (its marginal distribution),
+        by tensor Gauss-Legendre quadrature; the base rate where every score is missing."""
+        out = np.empty(U.shape[0])
+        pattern = np.isnan(U)
+        keys, inverse = np.unique(pattern, axis=0, return_inverse=True)
+        for k, key in enumerate(keys):
+            rows = np.flatnonzero(inverse.reshape(-1) == k)
+            miss = np.flatnonzero(key)
+            if miss.shape[0] == U.shape[1]:
+                out[rows] = self.base_rate_
+                continue
+            nodes, weights = _quadrature(miss.shape[0])
+            Q = nodes.shape[0]
+            Ux = np.repeat(U[rows], Q, axis=0)
+            Ux[:, miss] = np.tile(nodes, (rows.shape[0], 1))
+            Sx = np.repeat(S[rows], Q, axis=0).astype(float)
+            Sx[:, miss] = np.nan  # the scale of a missing score is unknown: methods use Ux
+            p = self._checked(self._calibrate_scores(Sx, Ux), Ux)
+            out[rows] = p.reshape(rows.shape[0], Q) @ weights
+        return np.clip(out, 0.0, 1.0)
+
+    # -- persistence -------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the fitted model to ``path`` as plain data (no pickle); read it with
         :func:`fusion.load`. Format and guarantees: :mod:`fusion.persistence`.
@@ -462,82 +461,13 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
 
         save(self, path)
 
-    # -- validation ------------------------------------------------------------------------
-    def _validate_scores(self, S, *, reset: bool) -> np.ndarray:
-        if S is None:
-            raise ValueError("S is required: pass an (n, M) array of scores.")
-        if sp.issparse(S):
-            raise ValueError("sparse input is not supported: S must be a dense (n, M) array.")
-        if not hasattr(S, "columns"):  # keep DataFrames whole for feature_names_in_
-            S = _as_array(S)
-            if S.ndim == 1:
-                if not (self._allows_1d and (reset or self.n_features_in_ == 1)):
-                    # "Reshape your data" is scikit-learn's wording (check_fit2d_predict1d).
-                    raise ValueError(
-                        f"S must be 2-D of shape (n, M), got a 1-D array of length "
-                        f"{S.shape[0]}. Reshape your data with S.reshape(1, -1) if it holds a "
-                        + (
-                            "single sample, or S.reshape(-1, 1) if it holds a single score."
-                            if self._allows_1d
-                            else f"single sample; {type(self).__name__} fuses M >= 2 scores."
-                        )
-                    )
-                S = S[:, None]
-            if S.ndim != 2:
-                raise ValueError(f"S must be a 2-D array of shape (n, M), got {S.ndim} dimensions.")
-        if np.shape(S)[0] == 0:
-            raise ValueError("S is empty (0 rows); at least one row of scores is needed.")
-        if np.shape(S)[1] == 0:
-            raise ValueError(
-                f"S has no columns: 0 feature(s) (shape={np.shape(S)}) while a minimum of 1 is "
-                "required."
-            )
-        _check_numeric_columns(S)
-        S = validate_data(
-            self, S, reset=reset, dtype=np.float64, ensure_all_finite=False, ensure_2d=True
-        )
-        if not np.all(np.isfinite(S)):
-            raise ValueError(f"S must hold finite scores; found {_first_nonfinite(S)}.")
-        if not reset and S.shape[1] != self.n_features_in_:  # validate_data already raises
-            raise ValueError(f"S has {S.shape[1]} columns, expected {self.n_features_in_}.")
-        return S
-
-    def _validate_fit_input(self, S, y, sample_weight):
-        self._validate_params()
-        S = self._validate_scores(S, reset=True)
-        if not self._allows_1d and S.shape[1] < 2:
-            raise ValueError(
-                # "1 feature(s)" is scikit-learn's wording (check_fit2d_1feature).
-                f"{type(self).__name__} fuses M >= 2 scores, got {S.shape[1]} column "
-                f"({S.shape[1]} feature(s)); use RPRCalibrator or ENIRCalibrator for a single "
-                "score."
-            )
-        n = S.shape[0]
-        if n < 2:
-            raise ValueError(f"at least 2 training rows are needed, got {n} sample.")
-        self.classes_, y01 = _encode_targets(y, n)
-        if sample_weight is not None and not self._supports_sample_weight:
-            raise ValueError(f"{type(self).__name__} does not support sample_weight.")
-        w = _check_weights(sample_weight, n)
-        for c in (0, 1):
-            if not w[y01 == c].sum() > 0:
-                raise ValueError(
-                    f"sample_weight is zero on every row of class {_label(self.classes_[c])}; both "
-                    "classes need positive total weight."
-                )
-        self.ecdf_, U = self._fit_ecdf(S)
-        return U, y01, w
-
-    def _fit_ecdf(self, S: np.ndarray) -> tuple[ECDFNormalizer, np.ndarray]:
-        """Fit the normalization on validated training scores; return it and the normalized
-        training scores. A method overrides this to normalize differently (BernsteinFusion's
-        ``ecdf_knots`` sketch)."""
-        ecdf = ECDFNormalizer()
-        return ecdf, ecdf.fit_transform(S)
-
-    def _normalize(self, S) -> np.ndarray:
-        check_is_fitted(self, "ecdf_")
-        return self.ecdf_.transform(self._validate_scores(S, reset=False))
+    @classmethod
+    def _fitted_attribute_names(cls) -> frozenset[str]:
+        """The union of ``_fitted_attributes`` along the class hierarchy."""
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            names.update(klass.__dict__.get("_fitted_attributes", ()))
+        return frozenset(names)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -548,4 +478,25 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.poor_score = self._monotone
         # input_tags.one_d_array stays False even when _allows_1d: to scikit-learn it means
         # "takes only 1-D X" (its checks then feed X[:, 0] everywhere), not "also takes 1-D".
+        tags.input_tags.allow_nan = getattr(self, "missing", "error") == "marginal"
         return tags
+
+
+def _subset_mask(kept: np.ndarray, sub: np.ndarray) -> np.ndarray:
+    """The user's rows that are kept and, among the kept ones, selected by ``sub``."""
+    out = np.zeros(kept.shape[0], dtype=bool)
+    out[np.flatnonzero(kept)[sub]] = True
+    return out
+
+
+def _quadrature(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tensor Gauss-Legendre nodes on ``[0, 1]^k`` (``(Q, k)``) and weights summing to 1."""
+    q = max(2, min(16, int(math.floor(_MAX_QUADRATURE ** (1.0 / k) + 1e-9))))
+    x, wx = np.polynomial.legendre.leggauss(q)
+    x, wx = (x + 1.0) / 2.0, wx / 2.0
+    grids = np.meshgrid(*([x] * k), indexing="ij")
+    nodes = np.column_stack([g.reshape(-1) for g in grids])
+    weights = np.ones(nodes.shape[0])
+    for g in np.meshgrid(*([wx] * k), indexing="ij"):
+        weights *= g.reshape(-1)
+    return nodes, weights

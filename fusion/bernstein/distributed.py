@@ -45,10 +45,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import _encode_targets, _first_nonfinite
-from ..ecdf import ECDFNormalizer
-from .basis import make_components
-from .qp import GramStats, accumulate_gram
-from .sketch import (
+from ..ecdf import ECDFNormalizer, mid_distribution
+from ..ecdf.sketch import (
     choose_knots,
     column_summary,
     counts_at_knots,
@@ -56,6 +54,8 @@ from .sketch import (
     merge_summaries,
     mid_values,
 )
+from .basis import make_components
+from .qp import GramStats, accumulate_gram
 
 __all__ = ["fit_dask", "predict_proba_dask", "predict_dask", "SPLIT_EVERY", "SUMMARY_FACTOR"]
 
@@ -244,8 +244,11 @@ def _summarize_block(Sb, yb, wb, i: int, M: int, size: int | None) -> dict:
             raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
         wsum = np.bincount(inv.reshape(-1), weights=wb, minlength=uniq.shape[0])
         labels = {u: float(s) for u, s in zip(uniq.tolist(), wsum, strict=True)}
-    summaries = [column_summary(Sb[:, j], size) if n else None for j in range(M)]
-    return {"n": n, "labels": labels, "summaries": summaries}
+    # The ECDF is weighted, and a row of zero weight is no row at all (as in memory).
+    pos = wb > 0
+    Sp, wp = Sb[pos], wb[pos]
+    summaries = [column_summary(Sp[:, j], size, wp) if wp.size else None for j in range(M)]
+    return {"n": n, "labels": labels, "summaries": summaries, "weight": float(wp.sum())}
 
 
 def _merge_pass1(parts: list[dict], size: int | None) -> dict:
@@ -258,13 +261,19 @@ def _merge_pass1(parts: list[dict], size: int | None) -> dict:
     for j in range(M):
         col = [p["summaries"][j] for p in parts if p["summaries"][j] is not None]
         summaries.append(merge_summaries(col, size) if col else None)
-    return {"n": sum(p["n"] for p in parts), "labels": labels, "summaries": summaries}
+    return {
+        "n": sum(p["n"] for p in parts),
+        "labels": labels,
+        "summaries": summaries,
+        "weight": sum(p["weight"] for p in parts),
+    }
 
 
-def _count_block(Sb, i: int, M: int, knots: dict) -> dict:
-    """Pass 2: exact counts below and at the knots of the sketched columns."""
+def _count_block(Sb, wb, i: int, M: int, knots: dict) -> dict:
+    """Pass 2: exact weights below and at the knots of the sketched columns."""
     Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
-    return {j: counts_at_knots(Sb[:, j], q) for j, q in knots.items()}
+    wb = np.ones(Sb.shape[0]) if wb is None else np.asarray(wb, dtype=float).reshape(-1)
+    return {j: counts_at_knots(Sb[:, j], q, wb) for j, q in knots.items()}
 
 
 def _sum_counts(parts: list[dict]) -> dict:
@@ -317,9 +326,9 @@ def _sum_stats(parts: list[dict]) -> dict:
 # Fit.
 
 
-def _mid_from_counts(summary, n: int) -> np.ndarray:
+def _mid_from_counts(summary) -> np.ndarray:
     upper = np.cumsum(summary.wts)
-    return (upper - summary.wts / 2.0) / n  # mid_ecdf_knots' formula, bit for bit
+    return mid_distribution(upper - summary.wts, summary.wts, upper[-1])  # as in memory
 
 
 def fit_dask(est, S, y, sample_weight=None):
@@ -380,17 +389,23 @@ def fit_dask(est, S, y, sample_weight=None):
         _check_not_constant(q, j)
         knots[j] = q
         if exact:
-            values[j] = _mid_from_counts(summary, n)
+            values[j] = _mid_from_counts(summary)
         else:
             pending[j] = q
     if pending:
         count = dask.delayed(_count_block, pure=True)
         knots_d = dask.delayed(pending, pure=True)
         (counts,) = dask.compute(
-            _tree_reduce([count(s, i, M, knots_d) for i, s in enumerate(S_blocks)], _sum_counts)
+            _tree_reduce(
+                [
+                    count(s, wb, i, M, knots_d)
+                    for i, (s, wb) in enumerate(zip(S_blocks, w_blocks, strict=True))
+                ],
+                _sum_counts,
+            )
         )
         for j, (lt, le) in counts.items():
-            values[j] = mid_values(lt, le, n)
+            values[j] = mid_values(lt, le, res["weight"])
             bound = max(bound, max_gap(values[j]))
     ecdf = ECDFNormalizer.from_knots(knots, values)
 

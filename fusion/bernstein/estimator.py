@@ -8,10 +8,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import FusionEstimator, cv_fold_ids
-from ..ecdf import ConstantColumnError, ECDFNormalizer
+from ..ecdf import ConstantColumnError
 from .basis import STRUCTURES, component_shapes, evaluate, evaluate_structured, make_components
 from .qp import GramStats, MonotoneQP, StructuredQP, accumulate_gram, heldout_sse
-from .sketch import max_gap, sketch_column
 
 __all__ = ["BernsteinFusion", "DEFAULT_DEGREE_GRID", "DASK_ECDF_KNOTS"]
 
@@ -210,15 +209,17 @@ class BernsteinFusion(FusionEstimator):
         if _is_dask(S):
             from .distributed import fit_dask
 
-            fit_dask(self, S, y, sample_weight)
-        else:
-            if _is_dask(y) or _is_dask(sample_weight):
-                # S is in memory on the client already, so its labels and weights fit there too.
-                y = y.compute() if _is_dask(y) else y
-                if _is_dask(sample_weight):
-                    sample_weight = sample_weight.compute()
-            super().fit(S, y, sample_weight)
-        return self
+            # As the in-memory fit: on a fresh copy, adopted only when it succeeds.
+            work = self._blank()
+            fit_dask(work, S, y, sample_weight)
+            self._adopt(work)
+            return self
+        if _is_dask(y) or _is_dask(sample_weight):
+            # S is in memory on the client already, so its labels and weights fit there too.
+            y = y.compute() if _is_dask(y) else y
+            if _is_dask(sample_weight):
+                sample_weight = sample_weight.compute()
+        return super().fit(S, y, sample_weight)
 
     def _osqp_settings(self) -> dict:
         return {
@@ -231,23 +232,6 @@ class BernsteinFusion(FusionEstimator):
         if isinstance(self.ecdf_knots, str):  # "auto"
             return DASK_ECDF_KNOTS if dask else None
         return None if self.ecdf_knots is None else int(self.ecdf_knots)
-
-    def _fit_ecdf(self, S):
-        n_knots = self._resolved_knots(dask=False)
-        self.ecdf_knots_ = n_knots
-        if n_knots is None:
-            self.ecdf_error_bound_ = 0.0
-            return super()._fit_ecdf(S)
-        knots, values, bound = [], [], 0.0
-        for j in range(S.shape[1]):
-            k, v, exact = sketch_column(S[:, j], n_knots)
-            _check_not_constant(k, j)
-            knots.append(k)
-            values.append(v)
-            bound = max(bound, 0.0 if exact else max_gap(v))
-        self.ecdf_error_bound_ = bound
-        ecdf = ECDFNormalizer.from_knots(knots, values)
-        return ecdf, ecdf.transform(S)
 
     def _fit_normalized(self, U, y, sample_weight):
         M = U.shape[1]

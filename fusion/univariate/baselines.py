@@ -36,6 +36,8 @@ class PlattCalibrator(UnivariateCalibrator):
     ----------
     scale : {"logit", "identity"}, default="logit"
     combine : {"mean", "logistic"}, default="mean"
+    increasing, missing, ecdf_knots, random_state, verbose
+        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
 
     Attributes
     ----------
@@ -50,10 +52,26 @@ class PlattCalibrator(UnivariateCalibrator):
         **UnivariateCalibrator._parameter_constraints,
         "scale": [StrOptions({"logit", "identity"})],
     }
+    _fitted_attributes = ("coef_", "intercept_")
 
-    def __init__(self, scale: str = "logit", *, combine: str = "mean"):
+    def __init__(
+        self,
+        scale: str = "logit",
+        *,
+        combine: str = "mean",
+        increasing="auto",
+        missing: str = "error",
+        ecdf_knots="auto",
+        random_state=0,
+        verbose=False,
+    ):
         self.scale = scale
         self.combine = combine
+        self.increasing = increasing
+        self.missing = missing
+        self.ecdf_knots = ecdf_knots
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _feature(self, t: np.ndarray) -> np.ndarray:
         if self.scale == "logit":
@@ -92,6 +110,8 @@ class IsotonicCalibrator(UnivariateCalibrator):
     Parameters
     ----------
     combine : {"mean", "logistic"}, default="mean"
+    increasing, missing, ecdf_knots, random_state, verbose
+        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
 
     Attributes
     ----------
@@ -102,9 +122,24 @@ class IsotonicCalibrator(UnivariateCalibrator):
     _monotone = True
     _monotone_1d = True
     _parameter_constraints = {**UnivariateCalibrator._parameter_constraints}
+    _fitted_attributes = ("knots_", "knot_values_")
 
-    def __init__(self, combine: str = "mean"):
+    def __init__(
+        self,
+        combine: str = "mean",
+        *,
+        increasing="auto",
+        missing: str = "error",
+        ecdf_knots="auto",
+        random_state=0,
+        verbose=False,
+    ):
         self.combine = combine
+        self.increasing = increasing
+        self.missing = missing
+        self.ecdf_knots = ecdf_knots
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _fit_1d(self, t, y, sample_weight):
         from sklearn.isotonic import IsotonicRegression
@@ -130,6 +165,8 @@ class HistogramBinningCalibrator(UnivariateCalibrator):
     ----------
     n_bins : int, default=10
     combine : {"mean", "logistic"}, default="mean"
+    increasing, missing, ecdf_knots, random_state, verbose
+        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
 
     Attributes
     ----------
@@ -142,10 +179,26 @@ class HistogramBinningCalibrator(UnivariateCalibrator):
         **UnivariateCalibrator._parameter_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],
     }
+    _fitted_attributes = ("bin_edges_", "bin_values_", "n_bins_")
 
-    def __init__(self, n_bins: int = 10, *, combine: str = "mean"):
+    def __init__(
+        self,
+        n_bins: int = 10,
+        *,
+        combine: str = "mean",
+        increasing="auto",
+        missing: str = "error",
+        ecdf_knots="auto",
+        random_state=0,
+        verbose=False,
+    ):
         self.n_bins = n_bins
         self.combine = combine
+        self.increasing = increasing
+        self.missing = missing
+        self.ecdf_knots = ecdf_knots
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _bin_of(self, t: np.ndarray) -> np.ndarray:
         # the rule of KBinsDiscretizer.transform

@@ -202,6 +202,9 @@ class ENIRCalibrator(UnivariateCalibrator):
     ----------
     combine : {"mean", "logistic"}, default="mean"
         Reduction of ``M >= 2`` scores to one (:mod:`fusion.univariate.reduction`).
+    increasing, missing, ecdf_knots, random_state, verbose
+        Shared by every estimator; see :class:`~fusion.FusionEstimator` (ENIR has no
+        randomness: ``random_state`` is accepted for a uniform interface).
 
     Attributes
     ----------
@@ -230,9 +233,31 @@ class ENIRCalibrator(UnivariateCalibrator):
     """
 
     _parameter_constraints = {**UnivariateCalibrator._parameter_constraints}
+    _fitted_attributes = (
+        "knots_",
+        "knot_values_",
+        "lambdas_",
+        "model_lambdas_",
+        "model_bic_",
+        "model_weights_",
+    )
 
-    def __init__(self, combine: str = "mean"):
+    def __init__(
+        self,
+        combine: str = "mean",
+        *,
+        increasing="auto",
+        missing: str = "error",
+        ecdf_knots="auto",
+        random_state=0,
+        verbose=False,
+    ):
         self.combine = combine
+        self.increasing = increasing
+        self.missing = missing
+        self.ecdf_knots = ecdf_knots
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _fit_1d(self, t, y, sample_weight):
         knots, ybar, weight = pool_ties(t, y, sample_weight)

@@ -15,8 +15,8 @@ by a linear score ``z = beta' u`` chosen by ``combine``:
     others); then the fused probability *decreases* in that score, even when the 1-D
     calibrator is monotone. ``monotone_`` reports whether every coefficient is non-negative.
 
-The calibrator is then fitted on ``t = F_z(z)``, the mid-ECDF of the training values of
-``z`` (the same map as :class:`fusion.ECDFNormalizer`). Thus every 1-D calibrator works on
+The calibrator is then fitted on ``t = F_z(z)``, the weighted mid-ECDF of the training values
+of ``z`` (the same map as :class:`fusion.ECDFNormalizer`). Thus every 1-D calibrator works on
 ``[0, 1]`` with roughly uniform training points whatever ``M`` and the rule, and the
 logistic intercept plays no role. For ``M = 1`` the calibrator sees the normalized score
 ``u`` itself (``F_z`` would be the identity on the training scores; the stored map is the
@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from .._base import FusionEstimator
+from .._base import COMMON_PARAMETERS, FusionEstimator
+from ..ecdf import ConstantColumnError, ECDFNormalizer
 
 __all__ = ["COMBINE_RULES", "fit_combine", "combined_score", "UnivariateCalibrator"]
 
@@ -88,7 +89,14 @@ class UnivariateCalibrator(FusionEstimator):
     """
 
     _allows_1d = True
-    _parameter_constraints = {"combine": [StrOptions(set(COMBINE_RULES))]}
+    _parameter_constraints = {"combine": [StrOptions(set(COMBINE_RULES))], **COMMON_PARAMETERS}
+    _fitted_attributes = (
+        "combine_coef_",
+        "combine_intercept_",
+        "combine_knots_",
+        "combine_values_",
+        "monotone_",
+    )
 
     def _fit_1d(self, t: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:
         raise NotImplementedError
@@ -107,19 +115,18 @@ class UnivariateCalibrator(FusionEstimator):
             t = U[:, 0].copy()
         else:
             z = combined_score(U, coef, intercept)
-            knots, inverse, counts = np.unique(z, return_inverse=True, return_counts=True)
-            if knots.shape[0] < 2:
+            # the weighted mid-ECDF of z, read off at the training rows without interpolating
+            norm = ECDFNormalizer()
+            try:
+                t = norm.fit_transform(z, sample_weight=sample_weight)[:, 0]
+            except ConstantColumnError:
                 raise ValueError(
                     f"the combined score (combine={self.combine!r}, coefficients "
                     f"{coef.tolist()}) is constant on the training rows (every value "
-                    f"{knots[0]!r}); it carries no ranking information. Try the other rule."
-                )
-            # the mid-ECDF of z (as in fusion.ecdf.mid_ecdf_knots), read off at the
-            # training rows without interpolating
-            values = (np.cumsum(counts) - counts / 2.0) / z.shape[0]
-            self.combine_knots_ = knots
-            self.combine_values_ = values
-            t = values[inverse]
+                    f"{z[0]!r}); it carries no ranking information. Try the other rule."
+                ) from None
+            self.combine_knots_ = norm.knots_[0]
+            self.combine_values_ = norm.values_[0]
         self._fit_1d(t, y, sample_weight)
         self.monotone_ = bool(self._fitted_1d_is_monotone() and np.all(coef >= 0))
 

@@ -44,7 +44,6 @@ by the solver tolerance only; the ``l1`` bound may be exceeded by the same tiny 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from functools import lru_cache
 from numbers import Integral, Real
 
@@ -53,7 +52,8 @@ from numpy.polynomial import Chebyshev, Polynomial
 from numpy.polynomial import chebyshev as cheb
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import SolverError, SolverWarning, cv_fold_ids
+from .._lstsq import LeastSquaresStats, heldout_sse
+from .._solver import SolverError, SolverWarning
 from .reduction import UnivariateCalibrator
 
 __all__ = [
@@ -84,41 +84,17 @@ def chebyshev_design(s: np.ndarray, degree: int) -> np.ndarray:
     return cheb.chebvander(2.0 * np.asarray(s, dtype=float) - 1.0, int(degree))
 
 
-@dataclass
-class RPRStats:
-    """Weighted least-squares statistics ``G = Phi'W Phi``, ``b = Phi'W y``, ``yy``, ``sw``.
-
-    Statistics of the highest degree contain those of every lower degree as leading blocks
-    (:meth:`truncate`), and they add and subtract over row blocks (cross-validation folds).
-    """
-
-    G: np.ndarray
-    b: np.ndarray
-    yy: float
-    sw: float
-
-    def __add__(self, other: RPRStats) -> RPRStats:
-        return RPRStats(self.G + other.G, self.b + other.b, self.yy + other.yy, self.sw + other.sw)
-
-    def __sub__(self, other: RPRStats) -> RPRStats:
-        return RPRStats(self.G - other.G, self.b - other.b, self.yy - other.yy, self.sw - other.sw)
+class RPRStats(LeastSquaresStats):
+    """:class:`~fusion._lstsq.LeastSquaresStats` of the Chebyshev design; a degree's
+    statistics are the leading blocks of a higher degree's (:meth:`truncate`)."""
 
     def truncate(self, degree: int) -> RPRStats:
-        k = int(degree) + 1
-        return RPRStats(self.G[:k, :k], self.b[:k], self.yy, self.sw)
+        return super().truncate(int(degree) + 1)
 
 
 def accumulate_stats(s: np.ndarray, y: np.ndarray, w: np.ndarray, degree: int) -> RPRStats:
     """:class:`RPRStats` of the Chebyshev design of ``degree`` on points ``s`` in ``[0, 1]``."""
-    Phi = chebyshev_design(s, degree)
-    wPhi = Phi * w[:, None]
-    return RPRStats(wPhi.T @ Phi, wPhi.T @ y, float(np.dot(w, y * y)), float(w.sum()))
-
-
-def heldout_sse(stats: RPRStats, coef: np.ndarray) -> float:
-    """``sum_i w_i (p(s_i) - y_i)^2`` from the statistics of the rows ``i``."""
-    c = np.asarray(coef, dtype=float)
-    return float(c @ stats.G @ c - 2.0 * stats.b @ c + stats.yy)
+    return RPRStats.from_design(chebyshev_design(s, degree), y, w)
 
 
 def evaluate(coef: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -418,12 +394,15 @@ class RPRCalibrator(UnivariateCalibrator):
         Candidates for ``degree="cv"``; default :data:`DEFAULT_DEGREE_GRID`.
     lam_grid : sequence of float, optional
         Candidates for ``lam="cv"``; default :data:`DEFAULT_LAM_GRID`.
-    cv : int, default=3
-        Folds of the cross-validation (stratified by class when both classes have ``cv``
-        rows, shuffled).
+    cv : int, scikit-learn splitter or iterable of (train, test), default=3
+        Cross-validation of ``degree="cv"``/``lam="cv"``: an int is a stratified K-fold
+        whose folds follow the rows' content (equal rows share a fold) seeded by
+        ``random_state``.
     random_state : int, RandomState or None, default=0
-        Shuffling of the folds. The fixed default makes fits reproducible (refitting gives
-        the same model); ``None`` draws new folds at every fit.
+        Seeds the folds. The fixed default makes fits reproducible (refitting gives the
+        same model); ``None`` draws new folds at every fit.
+    increasing, missing, ecdf_knots, verbose
+        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
 
     Attributes
     ----------
@@ -483,9 +462,20 @@ class RPRCalibrator(UnivariateCalibrator):
         "lam": [Interval(Real, 0, None, closed="right"), StrOptions({"cv"})],
         "degree_grid": ["array-like", None],
         "lam_grid": ["array-like", None],
-        "cv": [Interval(Integral, 2, None, closed="left")],
-        "random_state": ["random_state"],
+        "cv": [Interval(Integral, 2, None, closed="left"), "cv_object"],
     }
+    _fitted_attributes = (
+        "coef_",
+        "monomial_coef_",
+        "degree_",
+        "lam_",
+        "cv_scores_",
+        "degree_grid_",
+        "lam_grid_",
+        "solver_",
+        "solver_status_",
+        "repair_slope_",
+    )
 
     def __init__(
         self,
@@ -495,8 +485,12 @@ class RPRCalibrator(UnivariateCalibrator):
         combine: str = "mean",
         degree_grid=None,
         lam_grid=None,
-        cv: int = 3,
+        cv=3,
+        increasing="auto",
+        missing: str = "error",
+        ecdf_knots="auto",
         random_state=0,
+        verbose=False,
     ):
         self.degree = degree
         self.lam = lam
@@ -504,7 +498,11 @@ class RPRCalibrator(UnivariateCalibrator):
         self.degree_grid = degree_grid
         self.lam_grid = lam_grid
         self.cv = cv
+        self.increasing = increasing
+        self.missing = missing
+        self.ecdf_knots = ecdf_knots
         self.random_state = random_state
+        self.verbose = verbose
 
     def _grids(self) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(self.degree, str):
@@ -568,23 +566,23 @@ class RPRCalibrator(UnivariateCalibrator):
         self.repair_slope_ = float(added)
 
     def _cross_validate(self, t, y, w, degrees, lams, problems) -> np.ndarray:
-        fold_of = cv_fold_ids(y, self.cv, self.random_state)
         kmax = int(degrees.max())
         folds = [
-            accumulate_stats(t[fold_of == f], y[fold_of == f], w[fold_of == f], kmax)
-            for f in range(self.cv)
+            (
+                accumulate_stats(t[tr], y[tr], w[tr], kmax),
+                accumulate_stats(t[te], y[te], w[te], kmax),
+            )
+            for tr, te in self._cv_splits(t[:, None], y)
         ]
-        total = folds[0]
-        for f in folds[1:]:
-            total = total + f
+        heldout_weight = sum(test.sw for _, test in folds)
         order = np.argsort(lams)[::-1]
         scores = np.zeros((degrees.size, lams.size))
         for i, degree in enumerate(degrees.tolist()):
             problem = problems[degree] = RPRProblem(degree)
             A = monomial_matrix(degree)
-            for fold in folds:
-                train = (total - fold).truncate(degree)
-                test = fold.truncate(degree)
+            for train_all, test_all in folds:
+                train = train_all.truncate(degree)
+                test = test_all.truncate(degree)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", SolverWarning)
                     try:
@@ -603,7 +601,7 @@ class RPRCalibrator(UnivariateCalibrator):
                                 scores[i, j] = np.nan
                                 continue
                         scores[i, j] += heldout_sse(test, c)
-        return scores / total.sw
+        return scores / heldout_weight
 
     def _predict_1d(self, t):
         return evaluate(self.coef_, t)

@@ -43,8 +43,14 @@ def _assert_probabilities(p, n):
 def test_nonfinite_scores(name, bad):
     S, y = scores(60)
     S[7, 1] = bad
-    word = "NaN" if np.isnan(bad) else "inf"
-    _raises(name, S, y, rf"finite.*{word} at row 7, column 1")
+    if np.isnan(bad):  # a missing score: an error unless missing="marginal"
+        _raises(name, S, y, r"NaN at row 7, column 1.*missing='marginal'")
+        return
+    # +-inf (a saturated logit) is ranked at the end: the same fit as the column's extreme.
+    T = S.copy()
+    T[7, 1] = S[:, 1].max() + 1.0 if bad > 0 else S[:, 1].min() - 1.0
+    p = make(name).fit(S, y).predict_proba(S)
+    np.testing.assert_allclose(p, make(name).fit(T, y).predict_proba(T), atol=1e-12)
 
 
 @pytest.mark.parametrize("shape", [(), (60, 2, 1), (2, 30, 2)])
@@ -257,15 +263,20 @@ def fitted(name):
     return _fitted(name)
 
 
-def test_failed_refit_leaves_estimator_unfitted(name):
-    # Otherwise the new fit's ECDF would sit next to the old fit's parameters: garbage.
+def test_failed_refit_leaves_the_previous_model(name):
+    # The fit runs on a copy whose state is adopted only at the end: a failed refit never
+    # puts the new fit's ECDF next to the old fit's parameters, nor loses the old model.
     S, y = scores(60)
     est = make(name).fit(S, y)
-    S[:, 1] = 0.5
+    before = est.predict_proba(S)
+    state = dict(vars(est))
+    T = S.copy()
+    T[:, 1] = 0.5
     with pytest.raises(ValueError, match=r"constant"):
-        est.fit(S, y)
-    with pytest.raises(NotFittedError):
-        est.predict_proba(S)
+        est.fit(T, y)
+    assert vars(est).keys() == state.keys()
+    assert all(vars(est)[k] is v for k, v in state.items())
+    np.testing.assert_array_equal(est.predict_proba(S), before)
 
 
 def test_predict_before_fit(name):
@@ -292,9 +303,15 @@ def test_predict_nonfinite_scores(fitted, bad):
     est, S = fitted
     X = S[:5].copy()
     X[2, 0] = bad
-    for method in (est.predict_proba, est.predict):
-        with pytest.raises(ValueError, match=r"finite.*at row 2, column 0"):
-            method(X)
+    if np.isnan(bad):
+        for method in (est.predict_proba, est.predict):
+            with pytest.raises(ValueError, match=r"NaN at row 2, column 0"):
+                method(X)
+        return
+    # +-inf predicts as the most extreme score: the ECDF clamps beyond the training range.
+    Y = X.copy()
+    Y[2, 0] = 1e300 if bad > 0 else -1e300
+    np.testing.assert_array_equal(est.predict_proba(X), est.predict_proba(Y))
 
 
 def test_predict_non_numeric_scores(fitted):

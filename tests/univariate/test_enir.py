@@ -77,18 +77,25 @@ def test_prediction_interpolates_between_training_scores_and_is_flat_beyond():
     np.testing.assert_allclose(model.model_weights_.sum(), 1.0)
 
 
-def test_integer_weights_act_as_repeated_rows():
+def test_weights_are_relative_and_zero_weight_drops_the_row():
+    # scikit-learn's weight semantics: scaling every weight changes nothing, and a row of
+    # weight 0 is a row left out. (So the BIC's sample size counts rows, not weight: a
+    # weight of 2 is not two rows of evidence for the model choice.)
     rng = np.random.default_rng(2)
     s = rng.normal(size=200)
     y = (rng.random(200) < 1 / (1 + np.exp(-s))).astype(int)
-    k = rng.integers(1, 4, 200)
-    a = ENIRCalibrator().fit(np.repeat(s, k), np.repeat(y, k))
+    k = rng.integers(1, 4, 200).astype(float)
     b = ENIRCalibrator().fit(s, y, sample_weight=k)
-    c = ENIRCalibrator().fit(s, y, sample_weight=np.where(rng.random(200) < 0.3, 0.0, k))
-    # the 1-D knots are ECDF values of different samples; the fits at them agree
-    np.testing.assert_allclose(a.knot_values_, b.knot_values_, atol=1e-12)
-    np.testing.assert_allclose(a.model_bic_, b.model_bic_, rtol=1e-12)
-    assert c.knots_.size < b.knots_.size  # zero-weight rows are not knots
+    for scale in (1e-6, 1 / 200, 7.0, 1e6):
+        c = ENIRCalibrator().fit(s, y, sample_weight=scale * k)
+        np.testing.assert_allclose(c.knot_values_, b.knot_values_, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(c.model_bic_, b.model_bic_, rtol=1e-9)
+    drop = rng.random(200) < 0.3
+    d = ENIRCalibrator().fit(s, y, sample_weight=np.where(drop, 0.0, k))
+    e = ENIRCalibrator().fit(s[~drop], y[~drop], sample_weight=k[~drop])
+    np.testing.assert_array_equal(d.knots_, e.knots_)
+    grid = np.linspace(-3, 3, 101)
+    np.testing.assert_allclose(d.predict_proba(grid), e.predict_proba(grid), atol=1e-12)
 
 
 def test_already_isotonic_data_give_the_single_isotonic_model():
@@ -106,4 +113,6 @@ def test_fitted_attributes_are_plain_data():
     model = ENIRCalibrator(combine="logistic").fit(S, y)
     for name, value in vars(model).items():
         if name.endswith("_") and name != "ecdf_":
-            assert isinstance(value, (np.ndarray, float, int, bool, str, np.generic)), name
+            assert isinstance(value, (np.ndarray, float, int, bool, str, np.generic, type(None))), (
+                name
+            )

@@ -68,12 +68,13 @@ def test_logistic_rule_uses_the_logistic_regression_linear_score(scores_2d):
     w = np.random.default_rng(0).uniform(0.5, 2, y.size)
     model = ENIRCalibrator(combine="logistic").fit(S, y, sample_weight=w)
     U = model.ecdf_.transform(S)
-    lr = LogisticRegression(max_iter=1000).fit(U, y, sample_weight=w)
+    # Weights are relative (scaling them changes nothing): the fit sees them with mean 1.
+    lr = LogisticRegression(max_iter=1000).fit(U, y, sample_weight=w / w.mean())
     np.testing.assert_allclose(model.combine_coef_, lr.coef_[0], rtol=1e-6)
     np.testing.assert_allclose(model.combine_intercept_, lr.intercept_[0], rtol=1e-6)
     # new rows go through the same linear map and the training ECDF of the linear score
     z = lr.decision_function(U)
-    np.testing.assert_allclose(model._reduce(U), np.interp(z, *mid_ecdf_knots(z)), atol=1e-9)
+    np.testing.assert_allclose(model._reduce(U), np.interp(z, *mid_ecdf_knots(z, w)), atol=1e-9)
 
 
 def test_rpr_with_mean_is_monotone_in_every_score_on_the_cube(scores_2d):
@@ -90,7 +91,8 @@ def test_negative_logistic_weight_is_reported_as_not_monotone():
     rng = np.random.default_rng(1)
     S = rng.normal(size=(800, 2))
     y = (rng.random(800) < 1 / (1 + np.exp(-(2 * S[:, 0] - 1.5 * S[:, 1])))).astype(int)
-    model = RPRCalibrator(degree=4, lam=np.inf, combine="logistic").fit(S, y)
+    # increasing=True: use the anti-aligned second score as given (not reversed by "auto")
+    model = RPRCalibrator(degree=4, lam=np.inf, combine="logistic", increasing=True).fit(S, y)
     assert model.combine_coef_[1] < 0 and not model.monotone_
     lo, hi = model.predict_proba(np.array([[0.0, -2.0], [0.0, 2.0]]))[:, 1]
     assert hi < lo  # the fused probability decreases in the second score

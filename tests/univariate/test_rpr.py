@@ -10,7 +10,7 @@ from scipy.stats import t as student_t
 
 import fusion
 from fusion import IsotonicCalibrator, PlattCalibrator, RPRCalibrator
-from fusion._base import cv_fold_ids
+from fusion._validation import content_folds
 from fusion.univariate.rpr import (
     RPRProblem,
     accumulate_stats,
@@ -255,7 +255,7 @@ def test_cv_scores_are_heldout_brier_of_each_candidate():
     assert (model.degree_, model.lam_) == (model.degree_grid_[i], model.lam_grid_[j])
     # recompute one entry by refitting on each training fold
     t = model.ecdf_.transform(s[:, None])[:, 0]
-    folds = cv_fold_ids(y.astype(float), 3, 7)
+    folds = content_folds(t[:, None], y.astype(float), 3, 7)  # the folds of an int cv
     sse = 0.0
     for f in range(3):
         tr, te = folds != f, folds == f
@@ -274,7 +274,8 @@ def test_default_fit_is_reproducible_and_folds_are_stratified():
     b = RPRCalibrator(**grids).fit(s, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
-    folds = cv_fold_ids(y.astype(float), 3, 0)
+    t = a.ecdf_.transform(s[:, None])
+    folds = content_folds(t, y.astype(float), 3, 0)  # the folds of an int cv
     for cls in (0, 1):
         counts = np.bincount(folds[y == cls], minlength=3)
         assert counts.max() - counts.min() <= 1

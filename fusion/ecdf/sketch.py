@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ecdf import KnotLookup, interp_segments  # noqa: F401  (KnotLookup re-exported)
+from .lookup import KnotLookup, interp_segments  # noqa: F401  (re-exported)
+from .midrank import mid_distribution
 
 __all__ = [
     "Summary",
@@ -53,7 +54,6 @@ __all__ = [
     "mid_values",
     "sketch_column",
     "max_gap",
-    "KnotLookup",
 ]
 
 
@@ -101,14 +101,21 @@ def _compress(vals: np.ndarray, wts: np.ndarray, size: int) -> tuple[np.ndarray,
     return _collapse(vals[idx], np.full(size, W / size))
 
 
-def column_summary(x: np.ndarray, size: int | None) -> Summary:
-    """Summary of one block's column; exact (distinct values and counts) if it fits ``size``.
+def column_summary(x: np.ndarray, size: int | None, w: np.ndarray | None = None) -> Summary:
+    """Summary of one block's column; exact (distinct values and weights) if it fits ``size``.
 
     ``size=None`` never compresses (the exact ECDF: memory grows with the distinct values).
+    ``w``: row weights (default: counts).
     """
-    xs = np.sort(np.asarray(x, dtype=float))
-    vals, counts = _runs(xs)
-    wts = counts.astype(float)
+    x = np.asarray(x, dtype=float)
+    if w is None:
+        xs = np.sort(x)
+        vals, counts = _runs(xs)
+        wts = counts.astype(float)
+    else:
+        order = np.argsort(x, kind="stable")
+        xs = x[order]
+        vals, wts = _collapse(xs, np.asarray(w, dtype=float)[order])
     exact = size is None or vals.shape[0] <= size
     if not exact:
         vals, wts = _compress(vals, wts, size)
@@ -143,41 +150,66 @@ def choose_knots(summary: Summary, n_knots: int) -> tuple[np.ndarray, bool]:
     return knots, False
 
 
-def counts_at_knots(x: np.ndarray, knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(#{x < q}, #{x <= q})`` for every knot ``q``, as int64 arrays (one pass, O(n log k))."""
+def counts_at_knots(
+    x: np.ndarray, knots: np.ndarray, w: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(W{x < q}, W{x <= q})`` for every knot ``q`` (one pass, O(n log k)).
+
+    Counts (int64) without weights ``w``, weight sums (float) with them.
+    """
     k = knots.shape[0]
     right = np.searchsorted(knots, x, side="right")  # knots <= x
     # knots < x: one fewer where x equals a knot
     left = right - ((right > 0) & (knots[np.maximum(right - 1, 0)] == x))
-    lt = np.cumsum(np.bincount(right, minlength=k + 1))[:k]
-    le = np.cumsum(np.bincount(left, minlength=k + 1))[:k]
+    lt = np.cumsum(np.bincount(right, weights=w, minlength=k + 1))[:k]
+    le = np.cumsum(np.bincount(left, weights=w, minlength=k + 1))[:k]
     return lt, le
 
 
-def mid_values(lt: np.ndarray, le: np.ndarray, n: int) -> np.ndarray:
-    """Mid-ECDF values ``(#{s < q} + #{s <= q}) / (2 n)`` from exact counts."""
-    return (np.asarray(lt, dtype=float) + np.asarray(le, dtype=float)) / (2.0 * n)
+def mid_values(lt: np.ndarray, le: np.ndarray, n: float) -> np.ndarray:
+    """Mid-ECDF values ``(W{s < q} + W{s <= q}) / (2 W)`` from the weights below and up to
+    each knot (:func:`~fusion.ecdf.mid_distribution` in the form the counting passes give)."""
+    lt = np.asarray(lt, dtype=float)
+    return mid_distribution(lt, np.asarray(le, dtype=float) - lt, n)
 
 
-def sketch_column(x: np.ndarray, n_knots: int) -> tuple[np.ndarray, np.ndarray, bool]:
-    """In-memory sketch of one column: knots at evenly spaced ranks, exact values.
+def sketch_column(
+    x: np.ndarray, n_knots: int, w: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """In-memory sketch of one column: knots at evenly spaced weighted ranks, exact values.
 
     Returns ``(knots, values, exact)``; ``exact`` is True when the column has at most
     ``n_knots`` distinct values, which are then all kept (the exact mid-ECDF).
     """
-    xs = np.sort(np.asarray(x, dtype=float))
-    n = xs.shape[0]
+    x = np.asarray(x)
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    ws = None if w is None else np.asarray(w, dtype=float)[order]
     # Count distinct values before listing them: for continuous scores the list is as long
     # as the data and is not needed.
     if 1 + np.count_nonzero(xs[1:] != xs[:-1]) <= n_knots:
-        vals, counts = _runs(xs)
-        upper = np.cumsum(counts)
-        return vals, (upper - counts / 2.0) / n, True  # mid_ecdf_knots' formula
-    pos = np.round(np.linspace(0, n - 1, n_knots)).astype(np.int64)
-    knots = np.unique(xs[pos])
-    lt = np.searchsorted(xs, knots, side="left")
-    le = np.searchsorted(xs, knots, side="right")
-    return knots, mid_values(lt, le, n), False
+        start = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
+        if ws is None:
+            weight = np.diff(np.append(start, xs.shape[0])).astype(float)
+        else:
+            weight = np.add.reduceat(ws, start)
+        return xs[start], mid_distribution(np.cumsum(weight) - weight, weight, weight.sum()), True
+    if ws is None:
+        n = xs.shape[0]
+        pos = np.round(np.linspace(0, n - 1, n_knots)).astype(np.int64)
+        knots = np.unique(xs[pos])
+        lt = np.searchsorted(xs, knots, side="left")
+        le = np.searchsorted(xs, knots, side="right")
+        return knots, mid_values(lt, le, n), False
+    cw = np.cumsum(ws)
+    total = cw[-1]
+    targets = np.linspace(0.0, total, n_knots)[1:-1]
+    idx = np.minimum(np.searchsorted(cw, targets, side="left"), xs.shape[0] - 1)
+    knots = np.unique(np.concatenate([xs[:1], xs[idx], xs[-1:]]))
+    lo = np.searchsorted(xs, knots, side="left")
+    hi = np.searchsorted(xs, knots, side="right")
+    below = np.where(lo > 0, cw[np.maximum(lo - 1, 0)], 0.0)
+    return knots, mid_distribution(below, cw[hi - 1] - below, total), False
 
 
 def max_gap(values: np.ndarray) -> float:

@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fusion import BernsteinFusion, ECDFNormalizer
-from fusion.bernstein.sketch import (
+from fusion.ecdf import mid_ecdf_knots
+from fusion.ecdf.sketch import (
     KnotLookup,
     choose_knots,
     column_summary,
@@ -14,7 +15,6 @@ from fusion.bernstein.sketch import (
     mid_values,
     sketch_column,
 )
-from fusion.ecdf import mid_ecdf_knots
 
 from ..conftest import simulate
 

@@ -1,0 +1,519 @@
+"""Input validation shared by every estimator: scores, labels, weights, directions, CV splits.
+
+Messages name the problem (row, column, value) and what to do about it; the wording of a
+few follows scikit-learn's where its conformance checks look for it.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import column_or_1d, validate_data
+
+__all__ = [
+    "first_nonfinite",
+    "check_scores",
+    "check_normalized_points",
+    "encode_binary_targets",
+    "check_sample_weight",
+    "label_repr",
+    "resolve_increasing",
+    "anti_alignment_z",
+    "DIRECTION_Z",
+    "cv_splits",
+    "cv_fold_ids",
+    "content_folds",
+    "fold_ids",
+]
+
+#: A score whose rank correlation with the label has a z statistic below this (one-sided
+#: p < 0.001) is reversed by ``increasing="auto"``.
+DIRECTION_Z = -3.09
+
+
+def first_nonfinite(A: np.ndarray) -> str:
+    """``"NaN at row i, column j"`` for the first non-finite entry of ``A``."""
+    idx = np.argwhere(~np.isfinite(A))[0]
+    where = f"row {idx[0]}, column {idx[1]}" if A.ndim == 2 else f"row {idx[0]}"
+    v = A[tuple(idx)]
+    # "NaN"/"inf" spelled as scikit-learn's messages do (its checks match on them).
+    return f"{'NaN' if np.isnan(v) else v} at {where}"
+
+
+def label_repr(v) -> str:
+    """A class label for messages: ``1``, ``'pos'``, not numpy's ``np.int64(1)``."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores.
+
+
+def _check_numeric_columns(S) -> None:
+    """Name the first non-numeric score column instead of numpy's 'could not convert'."""
+    if hasattr(S, "dtypes"):  # DataFrame
+        for name, dtype in zip(S.columns, S.dtypes, strict=True):
+            if getattr(dtype, "kind", "O") not in "biuf":
+                raise ValueError(
+                    f"score column {name!r} has non-numeric dtype {dtype}; scores must be numbers."
+                )
+        return
+    arr = np.asarray(S)
+    if arr.dtype.kind in "biuf":
+        return
+    if arr.dtype.kind == "c":
+        raise ValueError("Complex data not supported: scores must be real numbers.")
+    flat = arr.reshape(arr.shape[0], -1) if arr.ndim >= 1 and arr.size else arr
+    if flat.ndim == 2:
+        for j in range(flat.shape[1]):
+            for i, v in enumerate(flat[:, j]):
+                if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
+                    raise ValueError(
+                        f"Complex data not supported: score column {j} holds {v!r} at row {i}."
+                    )
+                if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                    raise ValueError(
+                        f"score column {j} holds a non-numeric value {v!r} at row {i}; "
+                        "scores must be numbers."
+                    )
+
+
+def _as_array(S) -> np.ndarray:
+    """``S`` as an ndarray; mixed lists keep their Python objects for the non-numeric check."""
+    try:
+        arr = np.asarray(S)
+        if arr.dtype.kind in "US" and not isinstance(S, np.ndarray):
+            # np.asarray turns [[1, "a"]] into strings; keep the objects to name the culprit.
+            arr = np.asarray(S, dtype=object)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"S must be a rectangular (n, M) array of scores: {err}") from None
+    return arr
+
+
+def check_scores(
+    estimator,
+    S,
+    *,
+    reset: bool,
+    allows_1d: bool,
+    allow_nan: bool,
+) -> np.ndarray:
+    """Validate an ``(n, M)`` score matrix; sets ``n_features_in_``/``feature_names_in_`` on
+    ``estimator`` when ``reset``.
+
+    Returns float64 scores, except that an integer matrix with values beyond ``2**53`` in
+    magnitude stays integer (float64 would merge distinct values; the ECDF ranks them
+    exactly). ``+-inf`` is accepted (the ECDF ranks it at the ends); NaN only with
+    ``allow_nan`` (a missing score).
+    """
+    name = type(estimator).__name__
+    if S is None:
+        raise ValueError("S is required: pass an (n, M) array of scores.")
+    if sp.issparse(S):
+        raise ValueError("sparse input is not supported: S must be a dense (n, M) array.")
+    if not hasattr(S, "columns"):  # keep DataFrames whole for feature_names_in_
+        S = _as_array(S)
+        if S.ndim == 1:
+            if not (allows_1d and (reset or estimator.n_features_in_ == 1)):
+                # "Reshape your data" is scikit-learn's wording (check_fit2d_predict1d).
+                raise ValueError(
+                    f"S must be 2-D of shape (n, M), got a 1-D array of length "
+                    f"{S.shape[0]}. Reshape your data with S.reshape(1, -1) if it holds a "
+                    + (
+                        "single sample, or S.reshape(-1, 1) if it holds a single score."
+                        if allows_1d
+                        else f"single sample; {name} fuses M >= 2 scores."
+                    )
+                )
+            S = S[:, None]
+        if S.ndim != 2:
+            raise ValueError(f"S must be a 2-D array of shape (n, M), got {S.ndim} dimensions.")
+    if np.shape(S)[0] == 0:
+        raise ValueError("S is empty (0 rows); at least one row of scores is needed.")
+    if np.shape(S)[1] == 0:
+        raise ValueError(
+            f"S has no columns: 0 feature(s) (shape={np.shape(S)}) while a minimum of 1 is "
+            "required."
+        )
+    _check_numeric_columns(S)
+    S = validate_data(estimator, S, reset=reset, dtype=None, ensure_all_finite=False)
+    if S.dtype.kind in "iu":
+        if S.size and (S.max() > 2**53 or S.min() < -(2**53)):
+            S = S.astype(np.uint64 if S.dtype.kind == "u" else np.int64)
+        else:
+            S = S.astype(np.float64)
+    else:
+        S = S.astype(np.float64, copy=False)
+        nan = np.isnan(S)
+        if not allow_nan and nan.any():
+            i, j = np.argwhere(nan)[0]
+            raise ValueError(
+                f"S must hold scores, found NaN at row {i}, column {j}. Pass missing='marginal' "
+                "to fit and predict rows with missing scores by integrating them out."
+            )
+    if not reset and S.shape[1] != estimator.n_features_in_:  # validate_data already raises
+        raise ValueError(f"S has {S.shape[1]} columns, expected {estimator.n_features_in_}.")
+    return S
+
+
+def check_normalized_points(U, n_features: int, allow_nan: bool = False) -> np.ndarray:
+    """Validate points of the normalized cube ``[0, 1]^M`` and return them as (n, M) floats."""
+    U = np.asarray(U, dtype=float)
+    if U.ndim == 1 and n_features == 1:
+        U = U[:, None]
+    if U.ndim == 1 and U.shape[0] == n_features:
+        U = U[None, :]
+    if U.ndim != 2 or U.shape[1] != n_features:
+        raise ValueError(f"normalized points must have shape (n, {n_features}), got {np.shape(U)}.")
+    bad = ~np.isfinite(U)
+    if allow_nan:
+        bad &= ~np.isnan(U)
+    if bad.any():
+        raise ValueError(f"normalized points must be finite; found {first_nonfinite(U)}.")
+    tol = 1e-12
+    seen = U[~np.isnan(U)] if allow_nan else U
+    if seen.size and (seen.min() < -tol or seen.max() > 1 + tol):
+        raise ValueError(
+            f"normalized points must lie in [0, 1]; got values in [{seen.min()}, {seen.max()}]. "
+            "Use predict_proba for raw scores."
+        )
+    return np.clip(U, 0.0, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Labels and weights.
+
+
+def encode_binary_targets(y, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(classes, y01)`` for exactly two classes; the second class is positive."""
+    if y is None:
+        # Wording of scikit-learn's own message, which its conformance checks look for.
+        raise ValueError(
+            "this estimator requires y to be passed, but the target y is None; pass the binary "
+            "class label of every row of S."
+        )
+    if sp.issparse(y):
+        raise ValueError("y must be a dense 1-D array of labels; sparse input is not supported.")
+    y = column_or_1d(y, warn=True)
+    if y.shape[0] != n:
+        raise ValueError(f"S has {n} rows but y has {y.shape[0]} labels; they must match.")
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported: y must hold class labels.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"y contains {first_nonfinite(y)}; labels must be class values.")
+    if y.dtype.kind == "O":
+        for i, v in enumerate(y):
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                raise ValueError(f"y contains a missing label ({v!r}) at row {i}.")
+    if y.dtype.kind in "biu" and y.shape[0]:
+        # Numeric labels: two passes instead of np.unique's sort (the largest cost of
+        # validation at 1e7 rows). Anything but exactly two values takes the general path.
+        lo, hi = y.min(), y.max()
+        is_hi = y == hi
+        if lo != hi and np.count_nonzero(is_hi | (y == lo)) == y.shape[0]:
+            return np.array([lo, hi], dtype=y.dtype), is_hi.astype(float)
+    try:
+        classes, y_idx = np.unique(y, return_inverse=True)
+    except TypeError as err:
+        raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
+    # Before counting classes: a continuous target has many "classes", and the message should
+    # say what is actually wrong.
+    if y.dtype.kind == "f" and type_of_target(y) == "continuous":
+        shown = classes[:5].tolist() + (["..."] if classes.shape[0] > 5 else [])
+        raise ValueError(f"y looks continuous (values {shown}); pass class labels such as 0/1.")
+    if classes.shape[0] == 1:
+        raise ValueError(
+            f"y holds a single class ({label_repr(classes[0])}); binary fusion needs rows of "
+            "both classes."
+        )
+    if classes.shape[0] != 2:
+        shown = list(classes[:5]) + (["..."] if classes.shape[0] > 5 else [])
+        # "Only binary classification is supported." is scikit-learn's wording for
+        # binary-only classifiers (checked by check_classifier_not_supporting_multiclass).
+        raise ValueError(
+            "Only binary classification is supported. y must hold exactly two classes; "
+            f"found {classes.shape[0]}: {shown}."
+        )
+    return classes, y_idx.astype(float)
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray:
+    """Validated non-negative finite weights as float64 (all ones when None).
+
+    Raises a ValueError for weights that are negative, non-finite, all zero, or whose sum
+    overflows (no finite rescaling of them exists).
+    """
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numeric, got dtype {w.dtype}.")
+    w = w.astype(float)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}.")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"sample_weight must be finite; found {first_nonfinite(w)}.")
+    if np.any(w < 0):
+        i = int(np.flatnonzero(w < 0)[0])
+        raise ValueError(f"sample_weight must be non-negative; found {w[i]} at row {i}.")
+    with np.errstate(over="ignore"):
+        total = float(w.sum())
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight sums to infinity (the weights overflow float64); divide them by a "
+            "constant: predictions do not depend on the scale of the weights."
+        )
+    if not total > 0:
+        raise ValueError("sample_weight sums to zero; at least one row needs positive weight.")
+    return w
+
+
+# ---------------------------------------------------------------------------------------------
+# Score direction.
+
+
+def resolve_increasing(increasing, M: int) -> list:
+    """Per-score direction: True (as given), False (reversed) or None (decide from the data).
+
+    ``increasing`` is True, False, ``"auto"``, or a sequence of M bools or ``"auto"``.
+    """
+    if isinstance(increasing, str):
+        if increasing != "auto":
+            raise ValueError(f"increasing must be True, False or 'auto', got {increasing!r}.")
+        return [None] * M
+    if isinstance(increasing, (bool, np.bool_)):
+        return [bool(increasing)] * M
+    if isinstance(increasing, Sequence) or isinstance(increasing, np.ndarray):
+        values = list(increasing)
+        if len(values) != M:
+            raise ValueError(
+                f"increasing has {len(values)} entries but there are {M} score columns; pass "
+                "one bool (or 'auto') per column."
+            )
+        out = []
+        for j, v in enumerate(values):
+            if isinstance(v, str) and v == "auto":
+                out.append(None)
+            elif isinstance(v, (bool, np.bool_)):
+                out.append(bool(v))
+            else:
+                raise ValueError(
+                    f"increasing[{j}] must be a bool or 'auto', got {v!r} of type "
+                    f"{type(v).__name__}."
+                )
+        return out
+    raise ValueError(
+        f"increasing must be True, False, 'auto' or a sequence of those, got {increasing!r}."
+    )
+
+
+def anti_alignment_z(u: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    """z statistic of the weighted rank correlation between a score and the label.
+
+    ``u`` are the score's mid-ranks on ``(0, 1)`` (its ECDF values), so this is the
+    point-biserial correlation of ranks with ``y`` (the Mann-Whitney statistic in another
+    form) times ``sqrt(n_eff - 1)`` with Kish's effective sample size; under independence it
+    is approximately standard normal. Negative: the score tends to be lower for positives.
+    """
+    seen = ~np.isnan(u)
+    u, y, w = u[seen], y[seen], w[seen]
+    W = w.sum()
+    if u.shape[0] < 3 or not W > 0:
+        return 0.0
+    mu, my = np.dot(w, u) / W, np.dot(w, y) / W
+    du, dy = u - mu, y - my
+    su, sy = np.dot(w, du * du), np.dot(w, dy * dy)
+    if not (su > 0 and sy > 0):
+        return 0.0
+    r = float(np.dot(w, du * dy) / np.sqrt(su * sy))
+    n_eff = W * W / np.dot(w, w)
+    return r * float(np.sqrt(max(n_eff - 1.0, 0.0)))
+
+
+def warn_reversed(columns: list, z: list[float]) -> None:
+    """One UserWarning naming every score ``increasing="auto"`` reversed."""
+    names = ", ".join(f"{c} (z = {v:.1f})" for c, v in zip(columns, z, strict=True))
+    warnings.warn(
+        f"score column(s) {names} decrease significantly with P(y = positive class), so "
+        "increasing='auto' reversed them (a probability column p is used as 1 - p, any other "
+        "score s as -s); increasing_ records the decision. Pass increasing=True (or one bool "
+        "per column) to use the scores as given, or reverse them yourself, to silence this.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-validation splits.
+
+
+def cv_splits(
+    cv,
+    y: np.ndarray,
+    random_state,
+    *,
+    kept: np.ndarray | None = None,
+    keys: np.ndarray | None = None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) index pairs for a method's internal cross-validation.
+
+    Parameters
+    ----------
+    cv : int, scikit-learn splitter, or iterable of (train, test) index arrays
+        An int is a shuffled stratified K-fold (a shuffled plain K-fold when a class has
+        fewer than ``cv`` rows) seeded by ``random_state``. Shuffled rather than systematic
+        folds on purpose: dealing rows sorted by score to the folds in turn made held-out
+        Brier scores favour the largest model in RPR's simulations, with worse L2 error.
+        A splitter's ``split(X, y)`` is called with a placeholder ``X``. Index pairs refer
+        to the rows the user passed to ``fit``.
+    y : ndarray
+        Labels of the rows used for fitting (0/1).
+    random_state : int, RandomState or None
+        Seeds the shuffle of an int ``cv``.
+    kept : ndarray of bool, optional
+        Which of the user's rows are fitted (rows of zero weight are dropped before
+        fitting); user-given index pairs are mapped onto the kept rows.
+    keys : ndarray of shape (n, k), optional
+        The content of every fitted row (its normalized scores). With an int ``cv``, rows
+        are then assigned to folds by content (:func:`content_folds`): equal rows share a
+        fold, so a row of weight 2 and the same row given twice give the same folds, and
+        the folds do not depend on the order of the rows.
+
+    Returns
+    -------
+    list of (train, test)
+        Index arrays into the fitted rows; pairs with an empty side are dropped.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    n = y.shape[0]
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        n_folds = int(cv)
+        if n_folds < 2:
+            raise ValueError(f"cv must be at least 2 folds, got {n_folds}.")
+        if n < n_folds:
+            raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
+        if keys is not None:
+            fold = content_folds(keys, y, n_folds, random_state)
+            return _splits_from_folds(fold, n_folds)
+        counts = np.bincount(y.astype(int), minlength=2)
+        splitter = (
+            StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
+            if counts.min() >= n_folds
+            else KFold(n_folds, shuffle=True, random_state=random_state)
+        )
+        splits = list(splitter.split(np.zeros((n, 1)), y))
+    elif hasattr(cv, "split"):
+        n_user = n if kept is None else kept.shape[0]
+        if kept is None or kept.all():
+            splits = list(cv.split(np.zeros((n, 1)), y))
+        else:
+            y_user = np.zeros(n_user)
+            y_user[kept] = y
+            splits = _map_to_kept(list(cv.split(np.zeros((n_user, 1)), y_user)), kept)
+    else:
+        try:
+            pairs = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"cv must be an int, a scikit-learn splitter, or an iterable of (train, test) "
+                f"index arrays; got {cv!r}."
+            ) from None
+        n_user = n if kept is None else kept.shape[0]
+        for k, (tr, te) in enumerate(pairs):
+            for part in (tr, te):
+                if part.dtype.kind == "b":
+                    raise ValueError(f"cv split {k}: pass index arrays, not boolean masks.")
+                if part.size and (
+                    part.dtype.kind not in "iu" or part.min() < -n_user or part.max() >= n_user
+                ):
+                    raise ValueError(f"cv split {k} holds indices outside the {n_user} rows of S.")
+        pairs = [
+            (tr % n_user if tr.size else tr, te % n_user if te.size else te) for tr, te in pairs
+        ]
+        splits = pairs if kept is None or kept.all() else _map_to_kept(pairs, kept)
+    splits = [(tr, te) for tr, te in splits if tr.size and te.size]
+    if not splits:
+        raise ValueError("cv produced no split with rows on both sides.")
+    return splits
+
+
+def content_folds(keys: np.ndarray, y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
+    """Fold of every row, decided by the row's content and label, stratified by label.
+
+    The distinct ``(keys, y)`` rows are put in a canonical (lexicographic) order, shuffled
+    within each class by a generator seeded from ``random_state``, and dealt to the folds in
+    turn (the second class continuing where the first stopped); every row takes its distinct
+    row's fold. Equal rows therefore always share a fold (repeating a row is the same as
+    doubling its weight, as scikit-learn's weight semantics require), and permuting the rows
+    permutes the folds with them.
+    """
+    content = np.column_stack([np.asarray(keys, dtype=float).reshape(y.shape[0], -1), y])
+    _, distinct = np.unique(content, axis=0, return_inverse=True)
+    distinct = distinct.reshape(-1)
+    rng = _generator(random_state)
+    fold_of_distinct = np.empty(int(distinct.max()) + 1, dtype=np.int64)
+    start = 0
+    for c in np.unique(y):
+        ids = np.unique(distinct[y == c])
+        order = rng.permutation(ids.shape[0])
+        fold_of_distinct[ids[order]] = (start + np.arange(ids.shape[0])) % n_folds
+        start = (start + ids.shape[0]) % n_folds
+    return fold_of_distinct[distinct]
+
+
+def _generator(random_state) -> np.random.Generator:
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(2**32, dtype=np.uint64))
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    raise ValueError(f"random_state must be None, an int or a RandomState, got {random_state!r}.")
+
+
+def _splits_from_folds(fold: np.ndarray, n_folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    idx = np.arange(fold.shape[0])
+    splits = [(idx[fold != f], idx[fold == f]) for f in range(n_folds)]
+    splits = [(tr, te) for tr, te in splits if tr.size and te.size]
+    if len(splits) < 2:
+        raise ValueError(
+            f"cv={n_folds} folds need at least {n_folds} distinct rows; the data have fewer."
+        )
+    return splits
+
+
+def cv_fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
+    """Fold number of each row of an int ``cv`` (see :func:`cv_splits`)."""
+    fold = np.empty(y.shape[0], dtype=np.int64)
+    for f, (_, test) in enumerate(cv_splits(n_folds, y, random_state)):
+        fold[test] = f
+    return fold
+
+
+def _map_to_kept(pairs, kept: np.ndarray):
+    pos = np.cumsum(kept) - 1
+    return [(pos[tr[kept[tr]]], pos[te[kept[te]]]) for tr, te in pairs]
+
+
+def fold_ids(splits, n: int) -> np.ndarray | None:
+    """Fold number of every row when the test sets partition the rows and every training set
+    is the complement of its test set (K-fold); None otherwise."""
+    fold = np.full(n, -1, dtype=np.int64)
+    for f, (tr, te) in enumerate(splits):
+        if np.any(fold[te] >= 0) or tr.shape[0] + te.shape[0] != n:
+            return None
+        fold[te] = f
+    if np.any(fold < 0):
+        return None
+    for f, (tr, _) in enumerate(splits):
+        if np.any(fold[tr] == f):  # pragma: no cover - implied by the sizes above
+            return None
+    return fold
