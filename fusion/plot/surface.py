@@ -234,7 +234,7 @@ def fused_surface(
         interpolation="bilinear",
     )
     if U is not None and density == "points":
-        ax.scatter(U[:, 0], U[:, 1], s=4, c="white", edgecolors="k", linewidths=0.2, alpha=0.7)
+        ax.scatter(U[:, 0], U[:, 1], s=7, c="white", edgecolors="k", linewidths=0.3, alpha=0.8)
     elif U is not None and density == "contour":
         grid, dens = _normalized_density(U, density_grid)
         levels = _mass_levels(dens, masses)  # decreasing in mass
