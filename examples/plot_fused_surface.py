@@ -15,16 +15,16 @@ import sys
 
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy.special import expit
+from scipy.stats import norm
 
 from fusion import BernsteinFusion, plot
 
 rng = np.random.default_rng(0)
 n = 2000
-# Two logit-scale scores with correlation 0.6 and a known, monotone but not
-# logistic-linear, probability of the positive class.
+# Two scores with correlation 0.6 and a known probability of the positive class that is
+# monotone in both but not logistic-linear: positives need both scores high.
 z = rng.multivariate_normal([0, 0], [[1, 0.6], [0.6, 1]], size=n)
-truth = expit(1.5 * z[:, 0] + 0.8 * z[:, 1] ** 3 - 0.5)
+truth = 0.05 + 0.9 * norm.cdf(1.5 * z[:, 0]) * norm.cdf(1.5 * z[:, 1] - 0.5)
 y = (rng.random(n) < truth).astype(int)
 
 model = BernsteinFusion(random_state=0).fit(z, y)

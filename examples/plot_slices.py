@@ -10,7 +10,7 @@ curves for higher quantiles of the other scores lie above those for lower ones.
 
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy.special import expit
+from scipy.stats import norm
 
 from fusion import BernsteinFusion, plot
 
@@ -18,13 +18,13 @@ rng = np.random.default_rng(2)
 n = 3000
 cov = np.full((3, 3), 0.4) + 0.6 * np.eye(3)
 z = rng.multivariate_normal(np.zeros(3), cov, size=n)
-# Score 1 matters most, score 3 least; score 2 saturates.
-truth = expit(1.6 * z[:, 0] + 2 * np.tanh(z[:, 1]) + 0.3 * z[:, 2] - 0.5)
+# Score 2's effect saturates, score 1's does not, score 3 matters little.
+truth = norm.cdf(0.8 * z[:, 0] + np.tanh(1.5 * z[:, 1]) + 0.2 * z[:, 2])
 y = (rng.random(n) < truth).astype(int)
 
-# Degrees up to 5 per axis keep this example to a fraction of a second (the default grid
+# Degrees up to 6 per axis keep this example to a fraction of a second (the default grid
 # goes to 10, a QP in up to 11**3 coefficients).
-model = BernsteinFusion(degree_grid=range(1, 6), random_state=0).fit(z, y)
+model = BernsteinFusion(degree_grid=range(1, 7), random_state=0).fit(z, y)
 print(f"degree chosen by cross-validation: {model.degree_}")
 
 fig, axes = plt.subplots(1, 3, figsize=(13, 4), layout="constrained", sharey=True)
