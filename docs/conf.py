@@ -31,7 +31,7 @@ extensions = [
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**.codeobj.json"]
+exclude_patterns = ["_build"]
 html_static_path = ["_static"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"fusion {release}"

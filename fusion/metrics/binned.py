@@ -116,7 +116,18 @@ def binned_mce(
 ) -> float:
     """Maximum calibration error: the largest bin gap over non-empty bins (binary).
 
-    Parameters are those of :func:`reliability_bins`.
+    Parameters
+    ----------
+    y, p : array-like
+        Labels and predicted positive-class probabilities, as in :func:`reliability_bins`.
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width or equal-count bins (see :func:`reliability_bins`).
+    pos_label : optional
+        The positive label when ``y`` is not 0/1 or bool.
+    labels : array-like of shape (2,), optional
+        The two sorted classes, when ``y`` holds only one of them.
 
     Returns
     -------
@@ -172,7 +183,21 @@ def top_label_ece(
     ``sum_b (n_b / n) |accuracy_b - confidence_b|`` over the bins of
     :func:`top_label_bins` (mass-weighted; 15 equal-width bins by default).
 
-    Parameters are those of :func:`top_label_bins`.
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels of any hashable, sortable kind.
+    p : array-like of shape (n, C) or (n,)
+        Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
+        binary positive-class probability.
+    n_bins : int, default=15
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width bins of ``[0, 1]`` or equal-count bins.
+    labels : array-like of shape (C,), optional
+        The sorted classes of the columns, when ``y`` does not hold every class.
+    pos_label : optional
+        The positive label, for a binary ``p`` of shape ``(n,)`` with labels other than 0/1.
 
     Returns
     -------
@@ -200,7 +225,21 @@ def classwise_ece(
     ``y == classes[k]``; then the mean over the ``C`` classes:
     ``(1/C) sum_k sum_b (n_bk / n) |observed_bk - predicted_bk|``.
 
-    Parameters are those of :func:`top_label_bins`.
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels of any hashable, sortable kind.
+    p : array-like of shape (n, C) or (n,)
+        Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
+        binary positive-class probability.
+    n_bins : int, default=15
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width bins of ``[0, 1]`` or equal-count bins.
+    labels : array-like of shape (C,), optional
+        The sorted classes of the columns, when ``y`` does not hold every class.
+    pos_label : optional
+        The positive label, for a binary ``p`` of shape ``(n,)`` with labels other than 0/1.
 
     Returns
     -------

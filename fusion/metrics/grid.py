@@ -83,10 +83,15 @@ def grid_calibration_table(
         Raw test scores.
     y : array-like of shape (n,)
         Test labels, in the estimator's label space (``classes_[1]`` is positive).
-    bins : int
+    bins : int, default=10
         Cells per axis.
-    min_count : int
+    min_count : int, default=1000
         Minimum number of test samples for a cell to count.
+
+    Returns
+    -------
+    GridCalibration
+        The kept cells, their counts, observed rates and fitted probabilities.
 
     Raises
     ------
@@ -140,7 +145,26 @@ def grid_calibration_table(
 def grid_ece(estimator, S, y, bins: int = 10, min_count: int = 1000) -> float:
     """Grid ECE: mean ``|observed - f(centre)|`` over cells with ``>= min_count`` samples.
 
-    See :func:`grid_calibration_table` for the parameters.
+    Parameters
+    ----------
+    estimator : fitted fusion estimator
+        Binary model with ``ecdf_``, ``classes_`` and ``calibrating_function``.
+    S : array-like of shape (n, M)
+        Raw test scores.
+    y : array-like of shape (n,)
+        Test labels, in the estimator's label space (``classes_[1]`` is positive).
+    bins : int, default=10
+        Cells per axis.
+    min_count : int, default=1000
+        Minimum number of test samples for a cell to count.
+
+    Returns
+    -------
+    float
+
+    See Also
+    --------
+    grid_calibration_table : the per-cell values.
     """
     return grid_calibration_table(estimator, S, y, bins=bins, min_count=min_count).ece
 
@@ -148,6 +172,25 @@ def grid_ece(estimator, S, y, bins: int = 10, min_count: int = 1000) -> float:
 def grid_mce(estimator, S, y, bins: int = 10, min_count: int = 1000) -> float:
     """Grid MCE: largest ``|observed - f(centre)|`` over cells with ``>= min_count`` samples.
 
-    See :func:`grid_calibration_table` for the parameters.
+    Parameters
+    ----------
+    estimator : fitted fusion estimator
+        Binary model with ``ecdf_``, ``classes_`` and ``calibrating_function``.
+    S : array-like of shape (n, M)
+        Raw test scores.
+    y : array-like of shape (n,)
+        Test labels, in the estimator's label space (``classes_[1]`` is positive).
+    bins : int, default=10
+        Cells per axis.
+    min_count : int, default=1000
+        Minimum number of test samples for a cell to count.
+
+    Returns
+    -------
+    float
+
+    See Also
+    --------
+    grid_calibration_table : the per-cell values.
     """
     return grid_calibration_table(estimator, S, y, bins=bins, min_count=min_count).mce
