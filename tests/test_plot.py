@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fusion import BernsteinFusion
-from fusion.metrics import reliability_bins
+from fusion.metrics import reliability_bins, top_label_bins
 
 from .conftest import simulate
 
@@ -42,7 +42,7 @@ def test_contour_needs_two_scores():
     S = rng.normal(size=(200, 3))
     y = (S.sum(1) > 0).astype(int)
     model = BernsteinFusion(degree=1).fit(S, y)
-    with pytest.raises(ValueError, match="two scores"):
+    with pytest.raises(ValueError, match="2 scores"):
         plot.contour(model)
 
 
@@ -59,3 +59,301 @@ def test_reliability_diagram_plots_the_bins():
     np.testing.assert_allclose(curve.get_ydata(), observed)
     plot.reliability_diagram(y, p**2, ax=ax, label="other")  # diagonal drawn once
     assert sum(line.get_label() == "perfectly calibrated" for line in ax.get_lines()) == 1
+
+
+# -- labels and titles are parameters --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def model_2d():
+    S, y, _ = simulate(400, seed=3)
+    return BernsteinFusion(degree=3, random_state=0).fit(S, y), S, y
+
+
+@pytest.fixture(scope="module")
+def model_3d():
+    rng = np.random.default_rng(4)
+    S = rng.normal(size=(400, 3))
+    y = (rng.random(400) < 1 / (1 + np.exp(-S @ [1.0, 0.6, 0.3]))).astype(int)
+    return BernsteinFusion(degree=2, random_state=0).fit(S, y), S, y
+
+
+def _labels(ax):
+    return ax.get_title(), ax.get_xlabel(), ax.get_ylabel()
+
+
+def test_contour_takes_labels_and_title(model_2d):
+    model, S, y = model_2d
+    ax = plot.contour(model, resolution=11, title="T", xlabel="X", ylabel="Y", colorbar_label="C")
+    assert _labels(ax) == ("T", "X", "Y")
+    assert ax.figure.axes[-1].get_ylabel() == "C"
+
+
+def test_reliability_diagram_takes_labels_and_string_labels():
+    rng = np.random.default_rng(2)
+    p = rng.random(500)
+    y = np.where(rng.random(500) < p, "spam", "ham")
+    ax = plot.reliability_diagram(y, p, pos_label="spam", title="T", xlabel="X", ylabel="Y")
+    assert _labels(ax) == ("T", "X", "Y")
+    observed, predicted, _ = reliability_bins((y == "spam").astype(int), p)
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), observed)
+    with pytest.raises(ValueError, match="pos_label"):
+        plot.reliability_diagram(y, p)
+
+
+# -- fused_surface ---------------------------------------------------------------------------
+
+
+def test_fused_surface_is_the_calibrating_function_on_the_square(model_2d):
+    model, S, _ = model_2d
+    ax = plot.fused_surface(model, S, resolution=21, title="T", xlabel="X", ylabel="Y")
+    assert _labels(ax) == ("T", "X", "Y")
+    (image,) = ax.get_images()
+    grid = np.linspace(0, 1, 21)
+    u1, u2 = np.meshgrid(grid, grid)
+    expected = model.calibrating_function(np.column_stack([u1.ravel(), u2.ravel()]))
+    np.testing.assert_allclose(np.asarray(image.get_array()), expected.reshape(21, 21))
+    assert image.get_extent() == [0.0, 1.0, 0.0, 1.0]
+    # One density contour set with a line per requested mass, labelled with the shares.
+    (density,) = [c for c in ax.collections if hasattr(c, "levels")]
+    assert len(density.levels) == 3
+    assert sorted(t.get_text() for t in ax.texts) and {t.get_text() for t in ax.texts} <= {
+        "50%",
+        "80%",
+        "95%",
+    }
+    assert len(ax.figure.axes) == 2  # the colorbar
+
+
+def test_fused_surface_points_and_no_overlay(model_2d):
+    model, S, _ = model_2d
+    ax = plot.fused_surface(model, S, density="points", resolution=11, colorbar=False)
+    (points,) = [c for c in ax.collections if type(c).__name__ == "PathCollection"]
+    np.testing.assert_allclose(points.get_offsets(), model.ecdf_.transform(S))
+    ax = plot.fused_surface(model, resolution=11, colorbar=False)
+    assert len(ax.collections) == 0 and len(ax.get_images()) == 1
+    assert len(ax.figure.axes) == 1
+
+
+def test_density_contours_enclose_the_stated_share_of_points():
+    # Gaussian-copula points: the region above the 80 % level must hold about 80 % of fresh
+    # points from the same law, and the estimate must follow the known copula density.
+    from scipy.stats import multivariate_normal, norm
+
+    from fusion.plot.surface import _mass_levels, _normalized_density
+
+    rho = 0.6
+    law = multivariate_normal([0, 0], [[1, rho], [rho, 1]])
+    rng = np.random.default_rng(7)
+    U = norm.cdf(law.rvs(size=3000, random_state=rng))
+    grid, dens = _normalized_density(U, 50)
+    g1, g2 = np.meshgrid(norm.ppf(grid), norm.ppf(grid))
+    truth = law.pdf(np.dstack([g1, g2])) / (norm.pdf(g1) * norm.pdf(g2))
+    inner = (slice(5, 45), slice(5, 45))  # away from the corners, where the density diverges
+    assert np.median(np.abs(dens[inner] / truth[inner] - 1)) < 0.1
+    fresh = norm.cdf(law.rvs(size=20000, random_state=rng))
+    cell = np.minimum((fresh * 50).astype(int), 49)
+    for mass in (0.5, 0.8):
+        level = _mass_levels(dens, [mass])[0]
+        share = np.mean(dens[cell[:, 1], cell[:, 0]] >= level)
+        assert share == pytest.approx(mass, abs=0.04)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"density": "hexbin"}, "density must be"),
+        ({"density_masses": (0.5, 1.0)}, r"\(0, 1\)"),
+        ({"resolution": 1}, "resolution"),
+        ({"density": "points", "scores": None}, "needs scores"),
+    ],
+)
+def test_fused_surface_rejects_bad_input(model_2d, kwargs, match):
+    model, S, _ = model_2d
+    kwargs = {"scores": S, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        plot.fused_surface(model, **kwargs)
+
+
+def test_surface_plots_need_a_fitted_two_score_model(model_3d):
+    from sklearn.exceptions import NotFittedError
+
+    model, S, y = model_3d
+    for draw in (plot.fused_surface, plot.contour):
+        with pytest.raises(ValueError, match="2 scores"):
+            draw(model)
+        with pytest.raises(NotFittedError):
+            draw(BernsteinFusion())
+        with pytest.raises(ValueError, match="fitted fusion estimator"):
+            draw(object())
+    with pytest.raises(ValueError, match="2 scores"):
+        plot.grid_calibration_heatmap(model, S, y, min_count=1)
+
+
+# -- slices ----------------------------------------------------------------------------------
+
+
+def test_slices_draw_one_monotone_curve_per_setting(model_3d):
+    model, _, _ = model_3d
+    ax = plot.slices(model, vary=1, at=(0.1, 0.5, 0.9), resolution=31, title="T", xlabel="X")
+    assert _labels(ax) == ("T", "X", "P(Y = 1 | u)")
+    lines = ax.get_lines()
+    assert len(lines) == 3
+    grid = np.linspace(0, 1, 31)
+    for line, q in zip(lines, (0.1, 0.5, 0.9), strict=True):
+        U = np.column_stack([np.full(31, q), grid, np.full(31, q)])
+        np.testing.assert_allclose(line.get_xdata(), grid)
+        np.testing.assert_allclose(line.get_ydata(), model.calibrating_function(U))
+        assert np.all(np.diff(line.get_ydata()) >= -1e-9)  # BernsteinFusion is monotone
+    # Curves are ordered by the fixed quantiles (monotone in the other scores too).
+    assert np.all(lines[0].get_ydata() <= lines[1].get_ydata() + 1e-9)
+    assert np.all(lines[1].get_ydata() <= lines[2].get_ydata() + 1e-9)
+    assert ax.get_legend().get_title().get_text() == "other scores at quantile"
+
+
+def test_slices_take_one_quantile_per_other_score(model_3d):
+    model, _, _ = model_3d
+    ax = plot.slices(model, vary=2, at=[(0.2, 0.7)], resolution=5, legend_title="L")
+    (line,) = ax.get_lines()
+    U = np.column_stack([np.full(5, 0.2), np.full(5, 0.7), np.linspace(0, 1, 5)])
+    np.testing.assert_allclose(line.get_ydata(), model.calibrating_function(U))
+    assert ax.get_legend().get_title().get_text() == "L"
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"vary": 3}, "vary"),
+        ({"vary": -1}, "vary"),
+        ({"at": [(0.1, 0.2, 0.3)]}, "2 of them"),
+        ({"at": [1.5]}, r"\[0, 1\]"),
+        ({"at": []}, "empty"),
+    ],
+)
+def test_slices_reject_bad_input(model_3d, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        plot.slices(model_3d[0], **kwargs)
+
+
+# -- reliability_bands -----------------------------------------------------------------------
+
+
+def test_reliability_bands_curve_band_and_histogram():
+    rng = np.random.default_rng(5)
+    p = rng.random(800)
+    y = (rng.random(800) < p).astype(int)
+    ax = plot.reliability_bands(
+        y, p, n_bins=8, n_boot=100, label="m", title="T", xlabel="X", ylabel="Y", hist_ylabel="H"
+    )
+    assert ax.get_title() == "T" and ax.get_ylabel() == "Y"
+    observed, predicted, count = reliability_bins(y, p, n_bins=8)
+    curve = [line for line in ax.get_lines() if line.get_label() == "m"][0]
+    np.testing.assert_allclose(curve.get_ydata(), observed)
+    bands = [c for c in ax.collections if "bootstrap" in str(c.get_label())]
+    assert len(bands) == 1
+    hist_ax = ax.figure.axes[-1]
+    assert hist_ax is not ax and hist_ax.get_xlabel() == "X" and hist_ax.get_ylabel() == "H"
+    np.testing.assert_allclose([bar.get_height() for bar in hist_ax.patches], count)
+    # Same seed, same band; the band is drawn around the observed rates.
+    band = bands[0].get_paths()[0].vertices
+    again = plot.reliability_bands(y, p, n_bins=8, n_boot=100, histogram=False)
+    assert len(again.figure.axes) == 1 and again.get_xlabel() == "mean predicted probability"
+    again_band = [c for c in again.collections if "bootstrap" in str(c.get_label())][0]
+    np.testing.assert_array_equal(again_band.get_paths()[0].vertices, band)
+
+
+def test_reliability_bands_quantile_bins_and_shared_histogram():
+    rng = np.random.default_rng(6)
+    p = rng.beta(2, 5, 600)
+    y = np.where(rng.random(600) < p, "yes", "no")
+    fig, (ax, hist_ax) = plt.subplots(2, 1)
+    plot.reliability_bands(
+        y, p, pos_label="yes", strategy="quantile", n_bins=5, ax=ax, hist_ax=hist_ax, n_boot=50
+    )
+    plot.reliability_bands(
+        y, p**0.5, pos_label="yes", strategy="quantile", n_bins=5, ax=ax, hist_ax=hist_ax, n_boot=50
+    )
+    assert len(fig.axes) == 2 and len(hist_ax.patches) == 10
+    assert sum(line.get_label() == "perfectly calibrated" for line in ax.get_lines()) == 1
+
+
+def test_bootstrap_band_equals_resampling_the_rows():
+    # The per-cell multinomial draw must give the same band as resampling rows directly.
+    from fusion.metrics.binned import _bin_ids
+    from fusion.plot.reliability import _bootstrap_rates
+
+    rng = np.random.default_rng(8)
+    p = rng.random(300)
+    y = (rng.random(300) < p**1.3).astype(int)
+    ids = _bin_ids(p, 5, "uniform")
+    totals = np.bincount(ids, minlength=5)
+    positives = np.bincount(ids, weights=y, minlength=5).astype(int)
+    lower, upper = _bootstrap_rates(positives, totals, 4000, 0.9, 0)
+    rows = rng.integers(0, 300, size=(4000, 300))
+    tot = np.stack([np.bincount(ids[r], minlength=5) for r in rows])
+    pos = np.stack([np.bincount(ids[r], weights=y[r], minlength=5) for r in rows])
+    ref_lower, ref_upper = np.quantile(pos / tot, [0.05, 0.95], axis=0)
+    np.testing.assert_allclose(lower, ref_lower, atol=0.03)
+    np.testing.assert_allclose(upper, ref_upper, atol=0.03)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"n_boot": 0}, "n_boot"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"strategy": "kmeans"}, "strategy"),
+        ({"n_bins": 2.5}, "n_bins"),
+    ],
+)
+def test_reliability_bands_reject_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        plot.reliability_bands([0, 1, 1], [0.2, 0.6, 0.9], **kwargs)
+
+
+# -- grid_calibration_heatmap ----------------------------------------------------------------
+
+
+def test_grid_heatmap_shows_the_table(model_2d):
+    from fusion.metrics import grid_calibration_table
+
+    model, S, y = model_2d
+    table = grid_calibration_table(model, S, y, bins=4, min_count=15)
+    ax = plot.grid_calibration_heatmap(model, S, y, bins=4, min_count=15, xlabel="X", ylabel="Y")
+    assert ax.get_xlabel() == "X" and ax.get_ylabel() == "Y"
+    assert f"{table.ece:.3f}" in ax.get_title()
+    (image,) = ax.get_images()
+    shown = np.ma.filled(image.get_array(), np.nan)
+    expected = np.full((4, 4), np.nan)
+    expected[table.cells[:, 1], table.cells[:, 0]] = table.observed - table.predicted
+    np.testing.assert_allclose(shown, expected)
+    assert len(ax.texts) == table.n_kept
+    ax = plot.grid_calibration_heatmap(
+        model, S, y, bins=4, min_count=15, signed=False, annotate=False, title="T"
+    )
+    assert ax.get_title() == "T" and len(ax.texts) == 0
+    assert np.nanmin(np.ma.filled(ax.get_images()[0].get_array(), np.nan)) >= 0
+    with pytest.raises(ValueError, match="no grid cell"):
+        plot.grid_calibration_heatmap(model, S, y, bins=4, min_count=10_000)
+
+
+# -- top-label reliability -------------------------------------------------------------------
+
+
+def test_top_label_reliability_diagram_plots_the_bins():
+    rng = np.random.default_rng(9)
+    logits = rng.normal(size=(600, 4))
+    P = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    y = np.array(["cat", "cow", "dog", "emu"])[(rng.random((600, 1)) > np.cumsum(P, 1)).sum(1)]
+    ax = plot.top_label_reliability_diagram(y, P, n_bins=10, label="m", title="T", ylabel="Y")
+    assert _labels(ax) == ("T", "confidence (largest class probability)", "Y")
+    accuracy, confidence, count = top_label_bins(y, P, n_bins=10)
+    curve = [line for line in ax.get_lines() if line.get_label() == "m"][0]
+    np.testing.assert_allclose(curve.get_xdata(), confidence)
+    np.testing.assert_allclose(curve.get_ydata(), accuracy)
+    (markers,) = ax.collections
+    assert markers.get_offsets().shape[0] == count.shape[0]
+    with pytest.raises(ValueError, match=r"\(n, C\)"):
+        plot.top_label_reliability_diagram(y, P[:, 0])
+    with pytest.raises(ValueError, match="labels="):
+        plot.top_label_reliability_diagram(y[y != "emu"], P[y != "emu"])

@@ -1,0 +1,300 @@
+"""Reliability diagrams: observed frequency against predicted probability, per bin."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ..metrics import reliability_bins, top_label_bins
+from ..metrics._labels import binary_pair
+from ..metrics.binned import _bin_ids
+from ._common import axes, positive_int, set_labels
+
+_DIAGONAL = "perfectly calibrated"
+
+
+def _curve(ax, predicted, observed, count, *, label, show_counts, color=None):
+    """The diagonal (once per Axes), the per-bin curve and its markers; returns the line."""
+    if not any(line.get_label() == _DIAGONAL for line in ax.get_lines()):
+        ax.plot([0, 1], [0, 1], ls="--", c="0.5", lw=1, label=_DIAGONAL)
+    (line,) = ax.plot(predicted, observed, marker="", lw=1.2, label=label, color=color)
+    sizes = 10 + 190 * count / count.max() if show_counts else 20
+    ax.scatter(predicted, observed, s=sizes, color=line.get_color(), zorder=3)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    return line
+
+
+def reliability_diagram(
+    y,
+    p,
+    *,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    ax=None,
+    label: str | None = None,
+    pos_label=None,
+    labels=None,
+    show_counts: bool = True,
+    title: str | None = None,
+    xlabel: str = "mean predicted probability",
+    ylabel: str = "observed positive rate",
+):
+    """Observed positive rate against mean predicted probability, per bin.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels (0/1, bool, or any two with ``pos_label``).
+    p : array-like of shape (n,) or (n, 2)
+        Predicted positive-class probabilities (or ``predict_proba`` output).
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width or equal-count bins (:func:`fusion.metrics.reliability_bins`).
+    ax : matplotlib Axes, optional
+        Drawn into a new figure when omitted; call again on the same ``ax`` to compare
+        methods (the diagonal is drawn once).
+    label : str, optional
+        Legend label of the curve.
+    pos_label : optional
+        The positive label when ``y`` is not 0/1 or bool.
+    labels : array-like of shape (2,), optional
+        The two sorted classes, when ``y`` holds only one of them.
+    show_counts : bool, default=True
+        Marker area proportional to the number of samples in each bin.
+    title : str, optional
+        Axes title (none by default).
+    xlabel, ylabel : str
+        Axis labels.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    observed, predicted, count = reliability_bins(
+        y, p, n_bins=n_bins, strategy=strategy, pos_label=pos_label, labels=labels
+    )
+    ax = axes(ax)
+    _curve(ax, predicted, observed, count, label=label, show_counts=show_counts)
+    ax.set_aspect("equal")
+    set_labels(ax, title=title, xlabel=xlabel, ylabel=ylabel)
+    if label is not None:
+        ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+def _bootstrap_rates(positives, totals, n_boot, confidence, random_state):
+    """Percentile band of each bin's positive rate over resamples of the rows.
+
+    Resampling n rows with replacement draws, for the cells (bin, label), counts from
+    Multinomial(n, cell shares): the same distribution of every bin's counts as drawing the
+    rows themselves, in O(n_boot x bins) instead of O(n_boot x n).
+    """
+    n = totals.sum()
+    cells = np.concatenate([positives, totals - positives])
+    draws = check_random_state(random_state).multinomial(n, cells / n, size=n_boot)
+    k = positives.shape[0]
+    boot_pos, boot_tot = draws[:, :k], draws[:, :k] + draws[:, k:]
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        # A bin empty in every resample (possible only for a bin of one or two rows) has
+        # no band; nanquantile warns about it.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rates = boot_pos / boot_tot
+        lower, upper = np.nanquantile(rates, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
+    return lower, upper
+
+
+def reliability_bands(
+    y,
+    p,
+    *,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    n_boot: int = 200,
+    confidence: float = 0.9,
+    random_state=0,
+    pos_label=None,
+    labels=None,
+    ax=None,
+    histogram: bool = True,
+    hist_ax=None,
+    label: str | None = None,
+    show_counts: bool = False,
+    title: str | None = None,
+    xlabel: str = "mean predicted probability",
+    ylabel: str = "observed positive rate",
+    hist_ylabel: str = "count",
+):
+    """Reliability diagram with bootstrap bands and the count histogram underneath.
+
+    The curve is the observed positive rate against the mean prediction per bin (as in
+    :func:`reliability_diagram`). The band around it is the central ``confidence`` interval
+    of each bin's observed rate over ``n_boot`` bootstrap resamples of the evaluation rows
+    (bins fixed by the full sample), so a bin whose band misses the diagonal is miscalibrated
+    beyond sampling noise. The histogram below counts the rows per bin: where it is low, the
+    curve says little.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels (0/1, bool, or any two with ``pos_label``).
+    p : array-like of shape (n,) or (n, 2)
+        Predicted positive-class probabilities (or ``predict_proba`` output).
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width or equal-count bins (:func:`fusion.metrics.reliability_bins`).
+    n_boot : int, default=200
+        Bootstrap resamples of the rows.
+    confidence : float, default=0.9
+        Coverage of the band, in ``(0, 1)``.
+    random_state : int, RandomState instance or None, default=0
+        Seed of the resampling; the default gives the same band on every call.
+    pos_label : optional
+        The positive label when ``y`` is not 0/1 or bool.
+    labels : array-like of shape (2,), optional
+        The two sorted classes, when ``y`` holds only one of them.
+    ax : matplotlib Axes, optional
+        Axes of the diagram; a new figure when omitted.
+    histogram : bool, default=True
+        Draw the count histogram below the diagram.
+    hist_ax : matplotlib Axes, optional
+        Axes of the histogram; by default one is appended below ``ax`` sharing its x-axis.
+        Pass the same one again to overlay several models.
+    label : str, optional
+        Legend label of the curve.
+    show_counts : bool, default=False
+        Marker area proportional to the bin counts (the histogram already shows them).
+    title : str, optional
+        Axes title (none by default).
+    xlabel, ylabel : str
+        Axis labels (the x label goes under the histogram when there is one).
+    hist_ylabel : str, default="count"
+        Y label of the histogram.
+
+    Returns
+    -------
+    matplotlib Axes
+        The diagram's Axes (the histogram's is ``hist_ax``, or the figure's last Axes).
+    """
+    n_bins = positive_int(n_bins, "n_bins")
+    n_boot = positive_int(n_boot, "n_boot")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}.")
+    y01, p1 = binary_pair(y, p, pos_label=pos_label, labels=labels)
+    ids = _bin_ids(p1, n_bins, strategy)
+    count = np.bincount(ids, minlength=n_bins)
+    keep = np.flatnonzero(count)
+    totals = count[keep]
+    positives = np.bincount(ids, weights=y01, minlength=n_bins)[keep].round().astype(np.int64)
+    predicted = np.bincount(ids, weights=p1, minlength=n_bins)[keep] / totals
+    observed = positives / totals
+    lower, upper = _bootstrap_rates(positives, totals, n_boot, confidence, random_state)
+
+    ax = axes(ax, figsize=(4.5, 5))
+    line = _curve(ax, predicted, observed, totals, label=label, show_counts=show_counts)
+    ax.fill_between(
+        predicted,
+        lower,
+        upper,
+        color=line.get_color(),
+        alpha=0.25,
+        lw=0,
+        label=f"{confidence:.0%} bootstrap band" + (f" ({label})" if label else ""),
+    )
+    ax.legend(loc="upper left", fontsize=8)
+    set_labels(ax, title=title, ylabel=ylabel)
+    if not histogram:
+        set_labels(ax, xlabel=xlabel)
+        return ax
+    if hist_ax is None:
+        from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+        hist_ax = make_axes_locatable(ax).append_axes("bottom", size="30%", pad=0.1, sharex=ax)
+    if strategy == "uniform":
+        left, right = keep / n_bins, (keep + 1) / n_bins
+    else:  # equal-count bins span the predictions they hold
+        left = np.array([p1[ids == b].min() for b in keep])
+        right = np.maximum(np.array([p1[ids == b].max() for b in keep]), left + 0.005)
+    hist_ax.bar(
+        left,
+        totals,
+        width=right - left,
+        align="edge",
+        color=line.get_color(),
+        alpha=0.6,
+        edgecolor="white",
+        lw=0.5,
+    )
+    hist_ax.set_xlim(0, 1)
+    ax.tick_params(labelbottom=False)
+    set_labels(ax, xlabel="")
+    set_labels(hist_ax, xlabel=xlabel, ylabel=hist_ylabel)
+    return ax
+
+
+def top_label_reliability_diagram(
+    y,
+    p,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    labels=None,
+    ax=None,
+    label: str | None = None,
+    show_counts: bool = True,
+    title: str | None = None,
+    xlabel: str = "confidence (largest class probability)",
+    ylabel: str = "accuracy",
+):
+    """Top-label reliability diagram of multi-class probabilities.
+
+    Per bin of the confidence (each row's largest class probability): the accuracy of the
+    predicted class against the mean confidence (:func:`fusion.metrics.top_label_bins`); the
+    mass-weighted gap to the diagonal is :func:`fusion.metrics.top_label_ece`.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels of any hashable, sortable kind.
+    p : array-like of shape (n, C)
+        Class probabilities whose columns follow the sorted labels (rows sum to 1).
+    n_bins : int, default=15
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width or equal-count bins of the confidence.
+    labels : array-like of shape (C,), optional
+        The sorted classes of the columns, when ``y`` does not hold every class.
+    ax : matplotlib Axes, optional
+        Drawn into a new figure when omitted; call again on the same ``ax`` to compare.
+    label : str, optional
+        Legend label of the curve.
+    show_counts : bool, default=True
+        Marker area proportional to the number of samples in each bin.
+    title : str, optional
+        Axes title (none by default).
+    xlabel, ylabel : str
+        Axis labels.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    if np.ndim(p) != 2:
+        raise ValueError(
+            f"p must be an (n, C) matrix of class probabilities, got {np.ndim(p)} dimension(s); "
+            "for a binary positive-class probability use reliability_diagram."
+        )
+    accuracy, confidence, count = top_label_bins(
+        y, p, n_bins=n_bins, strategy=strategy, labels=labels
+    )
+    ax = axes(ax)
+    _curve(ax, confidence, accuracy, count, label=label, show_counts=show_counts)
+    ax.set_aspect("equal")
+    set_labels(ax, title=title, xlabel=xlabel, ylabel=ylabel)
+    if label is not None:
+        ax.legend(loc="upper left", fontsize=8)
+    return ax

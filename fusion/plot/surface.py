@@ -1,0 +1,358 @@
+"""The fitted calibrating function itself: contours and a heatmap over the normalized square
+(two scores), and one-dimensional slices (any number of scores)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import axes, fitted_binary, positive_int, score_name, set_labels
+
+
+def _surface(estimator, resolution: int):
+    grid = np.linspace(0.0, 1.0, positive_int(resolution, "resolution", minimum=2))
+    u1, u2 = np.meshgrid(grid, grid)
+    f = estimator.calibrating_function(np.column_stack([u1.ravel(), u2.ravel()]))
+    return u1, u2, f.reshape(u1.shape)
+
+
+def _square_labels(ax, estimator, title, xlabel, ylabel):
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    set_labels(
+        ax,
+        title=type(estimator).__name__ if title is None else title,
+        xlabel=f"normalized {score_name(estimator, 0)}" if xlabel is None else xlabel,
+        ylabel=f"normalized {score_name(estimator, 1)}" if ylabel is None else ylabel,
+    )
+
+
+def contour(
+    estimator,
+    *,
+    ax=None,
+    resolution: int = 101,
+    levels=None,
+    points=None,
+    cmap: str = "viridis",
+    colorbar: bool = True,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    colorbar_label: str | None = None,
+):
+    """Filled contours of a fitted two-score estimator's calibrating function.
+
+    Parameters
+    ----------
+    estimator : fitted fusion estimator with ``n_features_in_ == 2``
+        Binary model whose calibrating function is drawn.
+    ax : matplotlib Axes, optional
+        Drawn into a new figure when omitted.
+    resolution : int, default=101
+        Grid points per axis of ``[0, 1]``.
+    levels : int or sequence of float, optional
+        Contour levels; default ``0, 0.1, ..., 1``.
+    points : tuple (S, y), optional
+        Raw scores and labels to overlay, normalized with the estimator's ``ecdf_``
+        (for example the training data).
+    cmap : str, default="viridis"
+        Colormap of the filled contours.
+    colorbar : bool, default=True
+        Add a colorbar for the probability.
+    title : str, optional
+        Axes title; default the estimator's class name.
+    xlabel, ylabel : str, optional
+        Axis labels; default ``"normalized score 1"`` and ``"normalized score 2"`` (or the
+        column names the estimator was fitted with).
+    colorbar_label : str, optional
+        Default ``"P(Y = <positive class> | u)"``.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    _, positive = fitted_binary(estimator, n_scores=2, what="contour")
+    u1, u2, f = _surface(estimator, resolution)
+    ax = axes(ax)
+    if levels is None:
+        levels = np.linspace(0.0, 1.0, 11)
+    filled = ax.contourf(u1, u2, f, levels=levels, cmap=cmap, vmin=0.0, vmax=1.0)
+    lines = ax.contour(u1, u2, f, levels=levels, colors="k", linewidths=0.5)
+    ax.clabel(lines, fmt="%.1f", fontsize=7)
+    if points is not None:
+        S, y = points
+        U = estimator._normalize(S)
+        y = np.asarray(y).reshape(-1)
+        if y.shape[0] != U.shape[0]:
+            raise ValueError(f"points: S has {U.shape[0]} rows but y has {y.shape[0]} labels.")
+        is_positive = y == positive
+        for mask, colour, name in (
+            (~is_positive, "white", estimator.classes_[0]),
+            (is_positive, "red", positive),
+        ):
+            ax.scatter(
+                U[mask, 0],
+                U[mask, 1],
+                s=6,
+                c=colour,
+                edgecolors="k",
+                linewidths=0.3,
+                label=f"y = {name}",
+            )
+        ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
+    if colorbar:
+        label = f"P(Y = {positive} | u)" if colorbar_label is None else colorbar_label
+        ax.figure.colorbar(filled, ax=ax, label=label)
+    _square_labels(ax, estimator, title, xlabel, ylabel)
+    return ax
+
+
+def _mass_levels(density: np.ndarray, masses) -> np.ndarray:
+    """Density thresholds whose super-level sets hold the given shares of the mass."""
+    values = np.sort(density.ravel())[::-1]
+    cumulative = np.cumsum(values) / values.sum()
+    idx = np.minimum(np.searchsorted(cumulative, np.asarray(masses, dtype=float)), values.size - 1)
+    return values[idx]
+
+
+#: Points used for the density estimate; a random subset beyond (the contours of 5,000 points
+#: are as readable as those of millions, and the estimate costs points x grid).
+_DENSITY_POINTS = 5000
+
+
+def _normalized_density(U: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Density of normalized points on a ``size x size`` grid of the open square.
+
+    A Gaussian KDE on the normal scores ``z = Phi^-1(u)`` (unbounded, so no mass leaks over
+    the edges of the square as it would for a KDE on ``u`` itself), mapped back to the square
+    by the change of variables ``p(u) = p(z) / (phi(z_1) phi(z_2))``.
+    """
+    from scipy.stats import gaussian_kde, norm
+
+    if U.shape[0] > _DENSITY_POINTS:
+        U = U[np.random.default_rng(0).choice(U.shape[0], _DENSITY_POINTS, replace=False)]
+    if U.shape[0] < 3:
+        raise ValueError(f"the density needs at least 3 points, got {U.shape[0]}.")
+    grid = (np.arange(size) + 0.5) / size
+    g1, g2 = np.meshgrid(norm.ppf(grid), norm.ppf(grid))
+    try:
+        kde = gaussian_kde(norm.ppf(U).T)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "the density of the scores is degenerate (the two normalized scores lie on a "
+            "line); use density='points'."
+        ) from None
+    z = kde(np.vstack([g1.ravel(), g2.ravel()])).reshape(g1.shape)
+    return grid, z / (norm.pdf(g1) * norm.pdf(g2))
+
+
+def fused_surface(
+    estimator,
+    scores=None,
+    *,
+    ax=None,
+    resolution: int = 101,
+    density: str | None = "contour",
+    density_grid: int = 60,
+    density_masses=(0.5, 0.8, 0.95),
+    cmap: str = "viridis",
+    colorbar: bool = True,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    colorbar_label: str | None = None,
+):
+    """Heatmap of the fused probability over the normalized square, with the data's density.
+
+    The diagram of Wang & Liu (2020, Figure 1) in one panel: the calibrating function ``f`` of
+    a two-score model as an image over ``[0, 1]^2`` (the ECDF-normalized scores) and, on top,
+    where the given scores (typically the training scores) lie. On the normalized square each
+    score is uniform, so the density shows how the scorers agree: mass near the diagonal
+    means correlated scorers, and ``f`` far from the mass is extrapolated.
+
+    Parameters
+    ----------
+    estimator : fitted fusion estimator with ``n_features_in_ == 2``
+        Binary model whose calibrating function is drawn.
+    scores : array-like of shape (n, 2), optional
+        Raw scores whose density is drawn (normalized with the estimator's ``ecdf_``).
+    ax : matplotlib Axes, optional
+        Drawn into a new figure when omitted.
+    resolution : int, default=101
+        Pixels per axis of the heatmap.
+    density : {"contour", "points"} or None, default="contour"
+        ``"contour"``: lines enclosing the densest regions that hold ``density_masses`` of the
+        points, labelled with their share (a Gaussian kernel density estimate on the normal
+        scores ``Phi^-1(u)``, from at most 5,000 of the points). ``"points"``: the points
+        themselves. None: no overlay.
+    density_grid : int, default=60
+        Grid points per axis of the density estimate for ``density="contour"``.
+    density_masses : sequence of float, default=(0.5, 0.8, 0.95)
+        Shares of the points enclosed by the density contours, in ``(0, 1)``.
+    cmap : str, default="viridis"
+        Colormap of the heatmap (probabilities 0 to 1).
+    colorbar : bool, default=True
+        Add a colorbar for the probability.
+    title : str, optional
+        Axes title; default the estimator's class name.
+    xlabel, ylabel : str, optional
+        Axis labels; default ``"normalized score 1"`` and ``"normalized score 2"`` (or the
+        column names the estimator was fitted with).
+    colorbar_label : str, optional
+        Default ``"P(Y = <positive class> | u)"``.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    See Also
+    --------
+    contour : the same function as labelled contour lines.
+    """
+    _, positive = fitted_binary(estimator, n_scores=2, what="fused_surface")
+    if density not in ("contour", "points", None):
+        raise ValueError(f"density must be 'contour', 'points' or None, got {density!r}.")
+    masses = np.sort(np.asarray(density_masses, dtype=float).reshape(-1))
+    if masses.size == 0 or masses[0] <= 0 or masses[-1] >= 1:
+        raise ValueError(f"density_masses must lie in (0, 1), got {density_masses!r}.")
+    density_grid = positive_int(density_grid, "density_grid", minimum=2)
+    U = None
+    if scores is not None:
+        U = estimator._normalize(scores)
+    elif density is not None and density != "contour":
+        raise ValueError("density='points' needs scores= (for example the training scores).")
+    _, _, f = _surface(estimator, resolution)
+    ax = axes(ax)
+    image = ax.imshow(
+        f,
+        origin="lower",
+        extent=(0.0, 1.0, 0.0, 1.0),
+        vmin=0.0,
+        vmax=1.0,
+        cmap=cmap,
+        interpolation="bilinear",
+    )
+    if U is not None and density == "points":
+        ax.scatter(U[:, 0], U[:, 1], s=7, c="white", edgecolors="k", linewidths=0.3, alpha=0.8)
+    elif U is not None and density == "contour":
+        grid, dens = _normalized_density(U, density_grid)
+        levels = _mass_levels(dens, masses)  # decreasing in mass
+        order = np.argsort(levels)
+        levels, masses = levels[order], masses[order]
+        keep = np.concatenate([[True], np.diff(levels) > 0])
+        levels, masses = levels[keep], masses[keep]
+        lines = ax.contour(grid, grid, dens, levels=levels, colors="white", linewidths=1.0)
+        labels = [f"{m:.0%}" for m in masses]
+        ax.clabel(lines, fmt=dict(zip(lines.levels, labels, strict=True)), fontsize=7)
+    if colorbar:
+        label = f"P(Y = {positive} | u)" if colorbar_label is None else colorbar_label
+        ax.figure.colorbar(image, ax=ax, label=label)
+    _square_labels(ax, estimator, title, xlabel, ylabel)
+    return ax
+
+
+def slices(
+    estimator,
+    *,
+    vary: int = 0,
+    at=(0.1, 0.5, 0.9),
+    ax=None,
+    resolution: int = 101,
+    cmap: str = "viridis",
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    legend_title: str | None = None,
+):
+    """The fused probability along one score, the other scores held at chosen quantiles.
+
+    For ``M >= 3`` scores the calibrating function cannot be drawn whole; each curve here is
+    ``f`` along the normalized score ``vary`` (its quantile, from 0 to 1) with every other
+    score fixed. Because the scores are ECDF-normalized, fixing a normalized score at ``q``
+    fixes the raw score at its training ``q``-quantile. A monotone method gives curves that
+    rise from left to right and are ordered by the fixed quantiles.
+
+    Parameters
+    ----------
+    estimator : fitted fusion estimator
+        Binary model with any number ``M >= 2`` of scores.
+    vary : int, default=0
+        Index of the score along the x-axis.
+    at : sequence, default=(0.1, 0.5, 0.9)
+        One curve per entry: a number ``q`` in ``[0, 1]`` holds every other score at its
+        ``q``-quantile; a sequence of ``M - 1`` numbers gives the other scores' quantiles in
+        column order.
+    ax : matplotlib Axes, optional
+        Drawn into a new figure when omitted.
+    resolution : int, default=101
+        Points per curve.
+    cmap : str, default="viridis"
+        Colormap the curve colours are taken from, in the order of ``at``.
+    title : str, optional
+        Axes title; default the estimator's class name.
+    xlabel : str, optional
+        Default ``"quantile of score <vary + 1> (normalized score)"``.
+    ylabel : str, optional
+        Default ``"P(Y = <positive class> | u)"``.
+    legend_title : str, optional
+        Default ``"other scores at quantile"``.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    M, positive = fitted_binary(estimator, min_scores=2, what="slices")
+    if isinstance(vary, bool) or not isinstance(vary, (int, np.integer)) or not 0 <= vary < M:
+        raise ValueError(f"vary must be a score index in [0, {M - 1}], got {vary!r}.")
+    settings = list(at) if np.ndim(at) else [at]
+    if not settings:
+        raise ValueError("at is empty: give at least one quantile setting.")
+    others = [j for j in range(M) if j != vary]
+    fixed = []
+    for setting in settings:
+        values = np.asarray(setting, dtype=float).reshape(-1)
+        if values.size == 1:
+            values = np.repeat(values, M - 1)
+        if values.size != M - 1 or not np.all((values >= 0) & (values <= 1)):
+            raise ValueError(
+                f"each entry of at must be a quantile in [0, 1] or {M - 1} of them (one per "
+                f"other score), got {setting!r}."
+            )
+        fixed.append(values)
+    grid = np.linspace(0.0, 1.0, positive_int(resolution, "resolution", minimum=2))
+    ax = axes(ax)
+    import matplotlib
+
+    colours = matplotlib.colormaps[cmap]
+    for k, (setting, values) in enumerate(zip(settings, fixed, strict=True)):
+        U = np.empty((grid.size, M))
+        U[:, vary] = grid
+        U[:, others] = values
+        label = (
+            f"{float(values[0]):.2f}"
+            if np.ndim(setting) == 0
+            else ", ".join(
+                f"{score_name(estimator, j)}: {v:.2f}" for j, v in zip(others, values, strict=True)
+            )
+        )
+        shade = 0.5 if len(settings) == 1 else 0.1 + 0.8 * k / (len(settings) - 1)
+        ax.plot(grid, estimator.calibrating_function(U), color=colours(shade), label=label)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(
+        title="other scores at quantile" if legend_title is None else legend_title,
+        fontsize=8,
+        title_fontsize=8,
+    )
+    set_labels(
+        ax,
+        title=type(estimator).__name__ if title is None else title,
+        xlabel=(
+            f"quantile of {score_name(estimator, vary)} (normalized score)"
+            if xlabel is None
+            else xlabel
+        ),
+        ylabel=f"P(Y = {positive} | u)" if ylabel is None else ylabel,
+    )
+    return ax
