@@ -369,6 +369,14 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     _monotone: ClassVar[bool] = False
     #: scikit-learn parameter constraints, validated once at ``fit``.
     _parameter_constraints: ClassVar[dict] = {}
+    #: Fitted attributes set by the base (a subclass declares only its own; persistence
+    #: takes the union along the MRO).
+    _fitted_attributes: ClassVar[tuple[str, ...]] = (
+        "classes_",
+        "ecdf_",
+        "n_features_in_",
+        "feature_names_in_",
+    )
 
     # -- steps a method implements -------------------------------------------------------
     def _fit_normalized(self, U: np.ndarray, y: np.ndarray, sample_weight: np.ndarray):

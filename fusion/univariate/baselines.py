@@ -50,6 +50,7 @@ class PlattCalibrator(UnivariateCalibrator):
         **UnivariateCalibrator._parameter_constraints,
         "scale": [StrOptions({"logit", "identity"})],
     }
+    _fitted_attributes = ("coef_", "intercept_")
 
     def __init__(self, scale: str = "logit", *, combine: str = "mean"):
         self.scale = scale
@@ -102,6 +103,7 @@ class IsotonicCalibrator(UnivariateCalibrator):
     _monotone = True
     _monotone_1d = True
     _parameter_constraints = {**UnivariateCalibrator._parameter_constraints}
+    _fitted_attributes = ("knots_", "knot_values_")
 
     def __init__(self, combine: str = "mean"):
         self.combine = combine
@@ -142,6 +144,7 @@ class HistogramBinningCalibrator(UnivariateCalibrator):
         **UnivariateCalibrator._parameter_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],
     }
+    _fitted_attributes = ("bin_edges_", "bin_values_", "n_bins_")
 
     def __init__(self, n_bins: int = 10, *, combine: str = "mean"):
         self.n_bins = n_bins

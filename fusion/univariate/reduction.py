@@ -89,6 +89,13 @@ class UnivariateCalibrator(FusionEstimator):
 
     _allows_1d = True
     _parameter_constraints = {"combine": [StrOptions(set(COMBINE_RULES))]}
+    _fitted_attributes = (
+        "combine_coef_",
+        "combine_intercept_",
+        "combine_knots_",
+        "combine_values_",
+        "monotone_",
+    )
 
     def _fit_1d(self, t: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:
         raise NotImplementedError
