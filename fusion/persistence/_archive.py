@@ -108,7 +108,8 @@ def _create_temporary(directory: str, base: str) -> tuple[int, str]:
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(8)}.tmp")
+        # base cut so that the name stays within the usual 255-byte limit
+        tmp = os.path.join(directory, f".{base[:200]}.{secrets.token_hex(8)}.tmp")
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
@@ -163,7 +164,8 @@ def read(source, max_bytes: int) -> tuple[bytes, dict[str, np.ndarray], str]:
     OSError when a path cannot be opened.
     """
     if hasattr(source, "read"):
-        what = "the file"
+        name = getattr(source, "name", None)
+        what = repr(name) if isinstance(name, str) else "the file object"
         if isinstance(source.read(0), str):
             raise BinaryModeError(
                 "fusion model files are binary: open the file in binary mode ('rb'), or pass "
@@ -214,9 +216,10 @@ def _checked_members(zf: zipfile.ZipFile, what: str, max_bytes: int) -> dict:
         if info.file_size > allowed:
             raise PersistenceError(
                 f"{what}: member {info.filename} declares {info.file_size} bytes inflated from "
-                f"{info.compress_size} compressed ones, more than fusion ever writes (at most "
-                f"{MAX_INFLATION} times the compressed size beyond {INFLATION_ALLOWANCE} bytes); "
-                "refused as a likely decompression bomb."
+                f"{info.compress_size} compressed ones, above the limit of {allowed} bytes "
+                f"(the larger of {INFLATION_ALLOWANCE} and {MAX_INFLATION} times the compressed "
+                "size; fusion's own files inflate 1 to 3 times). Refused as a likely "
+                "decompression bomb."
             )
     by_name = {i.filename: i for i in infos}
     if by_name[META].file_size > MAX_META_BYTES:

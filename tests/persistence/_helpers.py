@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import struct
 import zipfile
 
 import numpy as np
@@ -111,3 +112,31 @@ def write(path, meta, arrays, *, meta_text=None, extra=None, allow_pickle=False)
 def load_fails(path, match):
     with pytest.raises(PersistenceError, match=match):
         fusion.load(path)
+
+
+_HEADER_FIELDS = {  # name: (offset in the local header, offset in the central header, format)
+    "flag_bits": (6, 8, "<H"),
+    "compress_type": (8, 10, "<H"),
+    "file_size": (22, 24, "<I"),
+}
+
+
+def patch_member(data: bytes, name: str, **fields: int) -> bytes:
+    """Overwrite header fields of member ``name`` in its local and its central directory
+    header (``flag_bits``, ``compress_type``, ``file_size``): a file that lies."""
+    out = bytearray(data)
+    eocd = data.rindex(b"PK\x05\x06")
+    entry = struct.unpack_from("<I", data, eocd + 16)[0]
+    found = False
+    while data[entry : entry + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack_from("<HHH", data, entry + 28)
+        local = struct.unpack_from("<I", data, entry + 42)[0]
+        if data[entry + 46 : entry + 46 + name_len].decode() == name:
+            found = True
+            for field, value in fields.items():
+                local_at, central_at, fmt = _HEADER_FIELDS[field]
+                struct.pack_into(fmt, out, local + local_at, value)
+                struct.pack_into(fmt, out, entry + central_at, value)
+        entry += 46 + name_len + extra_len + comment_len
+    assert found, name
+    return bytes(out)

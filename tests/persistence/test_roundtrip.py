@@ -100,6 +100,27 @@ def test_nonfinite_floats_and_containers_roundtrip(tmp_path):
     assert str(loaded.cv_scores_[3][2]) == "-0.0"
 
 
+def test_array_layouts_roundtrip_as_numpy_loads_them(tmp_path):
+    # fusion reads .npy members itself (to check sizes before allocating): Fortran order,
+    # empty and 0-d arrays, byte order and fixed-width strings come back as numpy.load gives.
+    est, S = fitted("bernstein")
+    est = clone(est).fit(S, scores(80, seed=5)[1])
+    layouts = {
+        "fortran": np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+        "empty": np.zeros((0, 3), dtype=np.int32),
+        "zero-d": np.array(2.5),
+        "big-endian": np.arange(5, dtype=">i4"),
+        "strings": np.array([["a", "bcd"], ["", "e"]]),
+        "bytes": np.array([b"x", b"yz"]),
+        "bool": np.array([True, False]),
+    }
+    est.cv_scores_ = layouts
+    loaded = roundtrip(est, tmp_path)
+    assert_same(layouts, loaded.cv_scores_)
+    assert loaded.cv_scores_["fortran"].flags.f_contiguous
+    assert all(a.flags.writeable for a in loaded.cv_scores_.values())
+
+
 # -- pickle and joblib keep working for scikit-learn users -----------------------------------------
 
 
