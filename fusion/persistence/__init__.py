@@ -22,8 +22,9 @@ method, no encryption):
 
 ``arrays.npz``
     The numpy arrays and numpy scalars referenced from ``meta.json``, each stored once under
-    the key named by its reference: a zip of *uncompressed* (stored) members ``<key>.npy`` in
-    ``.npy`` format 1.0 or 2.0, as :func:`numpy.savez` writes them. No array of dtype object.
+    the key named by its reference: a zip of *uncompressed* (stored) members ``<key>.npy``
+    (keys of 1 to 64 letters, digits and underscores) in ``.npy`` format 1.0 or 2.0, as
+    :func:`numpy.savez` writes them. No array of dtype object.
 
 Values are JSON with tagged objects for what JSON lacks, recursively:
 
@@ -77,11 +78,12 @@ Loading allocates nothing whose size it has not checked, in this order:
 
 1. The zip directory's declared sizes: each member may inflate to at most
    ``max(INFLATION_ALLOWANCE, MAX_INFLATION * its compressed size)`` (32 MiB, 200 times;
-   fusion's own files inflate from 1 to about 3 times, a zip bomb from hundreds to millions);
+   fusion's own files inflate a few times, a zip bomb hundreds to millions of times);
    ``meta.json`` to at most ``MAX_META_BYTES`` (64 MiB); the members together to at most
    ``max_bytes`` (argument of :func:`load`, default ``MAX_BYTES`` = 4 GiB).
-2. Each member is inflated with a cap at its declared size: a stream that would inflate further
-   (a lying header) is cut there and refused, and its CRC-32 is compared.
+2. Each member is inflated with a cap at its declared size, so a stream that would inflate
+   further (a lying header) is never inflated beyond it; the CRC-32 of what was read must
+   match the one recorded.
 3. Each ``.npy`` header in ``arrays.npz`` is parsed (:func:`numpy.lib.format.read_magic`,
    ``read_array_header_1_0/2_0``) and its shape times item size must equal the bytes that
    follow it in the (uncompressed, so already bounded) member, before the array is allocated.
@@ -110,6 +112,7 @@ differently from the one that wrote it. Any failure there is reported as a
 from __future__ import annotations
 
 import io
+import numbers
 
 import numpy as np
 
@@ -223,7 +226,11 @@ def load(path, *, max_bytes: int = MAX_BYTES):
     OSError
         ``path`` cannot be opened.
     """
-    meta_bytes, arrays, what = _archive.read(path, max_bytes)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral):
+        raise TypeError(f"max_bytes must be an integer, got {max_bytes!r}.")
+    if max_bytes < 0:
+        raise ValueError(f"max_bytes must be non-negative, got {max_bytes}.")
+    meta_bytes, arrays, what = _archive.read(path, int(max_bytes))
     meta = parse_meta(meta_bytes, what)
     decoder = Decoder(arrays)
     try:

@@ -120,7 +120,7 @@ def _create_temporary(directory: str, base: str) -> tuple[int, str]:
 def _copy_mode(final: str, tmp: str) -> None:
     """Replacing an existing model keeps its permissions."""
     try:
-        mode = stat.S_IMODE(os.stat(final).st_mode)
+        mode = stat.S_IMODE(os.stat(final).st_mode) & 0o777  # never set-id bits
     except OSError:
         return
     os.chmod(tmp, mode)
@@ -218,7 +218,7 @@ def _checked_members(zf: zipfile.ZipFile, what: str, max_bytes: int) -> dict:
                 f"{what}: member {info.filename} declares {info.file_size} bytes inflated from "
                 f"{info.compress_size} compressed ones, above the limit of {allowed} bytes "
                 f"(the larger of {INFLATION_ALLOWANCE} and {MAX_INFLATION} times the compressed "
-                "size; fusion's own files inflate 1 to 3 times). Refused as a likely "
+                "size; fusion's own files inflate a few times). Refused as a likely "
                 "decompression bomb."
             )
     by_name = {i.filename: i for i in infos}
@@ -247,11 +247,12 @@ def _check_member(info: zipfile.ZipInfo, what: str, where: str, methods: tuple[i
 
 
 def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo, what: str) -> bytes:
-    """The member's bytes, never more than its (checked) declared size: a stream that would
-    inflate beyond it is cut there and refused."""
+    """The member's bytes, never more than its (checked) declared size, whatever its
+    compressed stream would inflate to."""
     with zf.open(info) as member:
         data = member.read(info.file_size)
-        # Reading up to the end also makes zipfile compare the CRC-32.
+        # zipfile stops at the declared size itself and compares the CRC-32 there; the extra
+        # read keeps the cap explicit should that ever change.
         overflow = member.read(1)
     if len(data) != info.file_size or overflow:
         raise PersistenceError(

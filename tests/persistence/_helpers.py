@@ -116,6 +116,7 @@ def load_fails(path, match):
 
 _HEADER_FIELDS = {  # name: (offset in the local header, offset in the central header, format)
     "flag_bits": (6, 8, "<H"),
+    "CRC": (14, 16, "<I"),
     "compress_type": (8, 10, "<H"),
     "file_size": (22, 24, "<I"),
 }
@@ -123,7 +124,7 @@ _HEADER_FIELDS = {  # name: (offset in the local header, offset in the central h
 
 def patch_member(data: bytes, name: str, **fields: int) -> bytes:
     """Overwrite header fields of member ``name`` in its local and its central directory
-    header (``flag_bits``, ``compress_type``, ``file_size``): a file that lies."""
+    header (``flag_bits``, ``compress_type``, ``CRC``, ``file_size``): a file that lies."""
     out = bytearray(data)
     eocd = data.rindex(b"PK\x05\x06")
     entry = struct.unpack_from("<I", data, eocd + 16)[0]

@@ -8,6 +8,7 @@ import json
 import tracemalloc
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -117,13 +118,24 @@ def test_zip_bomb_is_refused_before_inflating():
     load_fails(io.BytesIO(lying), r"declares 3221225472 bytes .* decompression bomb")
 
 
-def test_member_inflating_beyond_its_declared_size_is_cut_and_refused():
+def test_member_inflating_beyond_its_declared_size_is_cut_there():
     meta, npz = members(saved_bytes("platt"))
-    bomb = zip_bytes({"meta.json": meta, "arrays.npz": npz + bytes(64 * MiB)})
-    # Declared 1 MiB (within every limit) but the stream goes on for 64 MiB.
-    bomb = patch_member(bomb, "arrays.npz", file_size=MiB)
-    peak = _peak_while_loading(bomb, r"not a readable fusion model file.*CRC|inflate")
+    stream = zip_bytes({"meta.json": meta, "arrays.npz": npz + bytes(64 * MiB)})
+    # Declared 1 MiB (within every limit) but the stream goes on for 64 MiB: the CRC-32 of the
+    # first MiB does not match.
+    bomb = patch_member(stream, "arrays.npz", file_size=MiB)
+    assert _peak_while_loading(bomb, r"not a readable fusion model file.*CRC") < 16 * MiB
+    # Declared size and CRC-32 of the true arrays.npz: the rest of the stream is never inflated.
+    cut = patch_member(stream, "arrays.npz", file_size=len(npz), CRC=zlib.crc32(npz))
+    tracemalloc.start()
+    try:
+        loaded = fusion.load(io.BytesIO(cut))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert peak < 16 * MiB
+    est, S = fitted("platt")
+    np.testing.assert_array_equal(loaded.predict_proba(S), est.predict_proba(S))
 
 
 def test_compressed_arrays_inside_the_npz_are_refused():
@@ -146,6 +158,14 @@ def test_max_bytes_bounds_the_whole_model():
     est, S = fitted("platt")
     loaded = fusion.load(io.BytesIO(data), max_bytes=total)
     np.testing.assert_array_equal(loaded.predict_proba(S), est.predict_proba(S))
+
+
+def test_max_bytes_must_be_a_non_negative_integer():
+    data = io.BytesIO(saved_bytes("platt"))
+    with pytest.raises(TypeError, match="max_bytes must be an integer"):
+        fusion.load(data, max_bytes="1GB")
+    with pytest.raises(ValueError, match="max_bytes must be non-negative"):
+        fusion.load(data, max_bytes=-1)
 
 
 def test_meta_json_limit(monkeypatch):
