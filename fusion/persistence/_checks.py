@@ -1,0 +1,103 @@
+"""The fitted state a loaded model must have, and the self-check that it predicts as saved."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._errors import PersistenceError
+
+__all__ = ["CHECK_ATOL", "check_points", "check_loaded"]
+
+#: The loaded model must reproduce the saved probabilities at the check points to this.
+CHECK_ATOL = 1e-9
+
+
+def check_points(estimator) -> np.ndarray:
+    """Points of the unit cube for the self-check: its diagonal, the ECDF values, random ones."""
+    M = estimator.n_features_in_
+    diagonal = np.linspace(0.0, 1.0, 5)[:, None].repeat(M, axis=1)
+    knots = np.column_stack([np.resize(v, 8) for v in estimator.ecdf_.values_])
+    # The points are stored in the file, so the generator need not be stable across versions.
+    spread = np.random.default_rng(0).random((16, M))
+    return np.vstack([diagonal, knots, spread])
+
+
+def check_loaded(est, points, proba, saved_by) -> None:
+    """Refuse a loaded model whose base fitted state is inconsistent or that does not
+    reproduce ``proba`` at ``points``."""
+    from ..ecdf import ECDFNormalizer
+
+    def bad(msg: str):
+        raise PersistenceError(f"invalid fusion model file: {msg}")
+
+    for attr in ("classes_", "ecdf_", "n_features_in_"):
+        if not hasattr(est, attr):
+            bad(f"the fitted attribute {attr!r} is missing.")
+    M = est.n_features_in_
+    if not isinstance(M, (int, np.integer)) or isinstance(M, (bool, np.bool_)) or M < 1:
+        bad(f"n_features_in_ must be a positive integer, got {M!r}.")
+    if M < 2 and not est._allows_1d:
+        bad(f"{type(est).__name__} needs n_features_in_ >= 2, got {M}.")
+    classes = est.classes_
+    if not isinstance(classes, np.ndarray) or classes.shape != (2,):
+        bad(
+            f"classes_ must be an array of shape (2,), got {type(classes).__name__} "
+            f"{getattr(classes, 'shape', '')}."
+        )
+    try:
+        ordered = bool(classes[0] < classes[1])
+    except TypeError:
+        ordered = False
+    if not ordered:
+        bad(f"classes_ must hold two sorted distinct labels, got {classes.tolist()}.")
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and not (
+        isinstance(names, np.ndarray)
+        and names.shape == (M,)
+        and all(isinstance(s, str) for s in names)
+    ):
+        bad(f"feature_names_in_ must be an array of {M} strings.")
+    ecdf = est.ecdf_
+    if type(ecdf) is not ECDFNormalizer:
+        bad(f"ecdf_ must be an ECDFNormalizer, got {type(ecdf).__name__}.")
+    for attr in ("knots_", "values_", "n_features_in_"):
+        if not hasattr(ecdf, attr):
+            bad(f"ecdf_.{attr} is missing.")
+    if ecdf.n_features_in_ != M or type(ecdf.knots_) is not list or type(ecdf.values_) is not list:
+        bad("ecdf_ must hold lists knots_ and values_ for every score column.")
+    if len(ecdf.knots_) != M or len(ecdf.values_) != M:
+        bad(f"ecdf_ has {len(ecdf.knots_)} knot arrays for {M} score columns.")
+    for j, (k, v) in enumerate(zip(ecdf.knots_, ecdf.values_, strict=True)):
+        ok = (
+            isinstance(k, np.ndarray) and isinstance(v, np.ndarray)
+            and k.dtype == np.float64 and v.dtype == np.float64
+            and k.ndim == 1 and k.shape == v.shape and k.shape[0] >= 2
+            and np.all(np.isfinite(k)) and np.all(np.diff(k) > 0)
+            and np.all(np.diff(v) > 0) and v[0] > 0 and v[-1] < 1
+        )  # fmt: skip
+        if not ok:
+            bad(f"ecdf_ knots/values of column {j} are not increasing float arrays in (0, 1).")
+    if not (
+        isinstance(points, np.ndarray) and points.dtype == np.float64 and points.ndim == 2
+        and points.shape[0] >= 1 and points.shape[1] == M
+        and isinstance(proba, np.ndarray) and proba.dtype == np.float64
+        and proba.shape == (points.shape[0],)
+    ):  # fmt: skip
+        bad(f"the self-check must hold float64 points of shape (k, {M}) and k probabilities.")
+    try:
+        p = est.calibrating_function(points)
+    except Exception as err:  # noqa: BLE001 - any failure means an inconsistent file
+        raise PersistenceError(
+            f"invalid fusion model file: the fitted state of {type(est).__name__} is "
+            f"inconsistent; evaluating it fails with {type(err).__name__}: {err}"
+        ) from err
+    diff = np.abs(p - proba) if p.shape == proba.shape else np.array([np.inf])
+    if not np.all(diff <= CHECK_ATOL):
+        from .. import __version__
+
+        raise PersistenceError(
+            "invalid fusion model file: the loaded model does not reproduce the probabilities "
+            f"recorded when it was saved (largest difference {np.max(diff):.3g}). Either the file "
+            f"was modified, or this fusion {__version__} computes the model differently from "
+            f"the fusion {saved_by!r} that saved it."
+        )
