@@ -8,7 +8,10 @@
 from __future__ import annotations
 
 from . import metrics
-from ._base import FusionEstimator, SolverError, SolverWarning
+from ._base import FusionEstimator
+from ._registry import METHODS, method_class
+from ._solver import SolverError, SolverWarning
+from ._version import __version__
 from .bernstein import BernsteinFusion
 from .copula import CopulaFusion
 from .ecdf import ConstantColumnError, ECDFNormalizer
@@ -21,17 +24,6 @@ from .univariate import (
     PlattCalibrator,
     RPRCalibrator,
 )
-
-__version__ = "0.1.0"
-
-#: Registered methods of :func:`fit`: name -> estimator class.
-METHODS: dict[str, type[FusionEstimator]] = {
-    "bernstein": BernsteinFusion,
-    "copula": CopulaFusion,
-    "mrmic": MRMICFusion,
-    "rpr": RPRCalibrator,
-    "enir": ENIRCalibrator,
-}
 
 
 def fit(S, y, method: str = "bernstein", *, sample_weight=None, **params) -> FusionEstimator:
@@ -55,17 +47,14 @@ def fit(S, y, method: str = "bernstein", *, sample_weight=None, **params) -> Fus
     FusionEstimator
         The fitted estimator; ``predict_proba(S_new)[:, 1]`` is the fused probability.
     """
-    try:
-        cls = METHODS[method]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown method {method!r}; known methods: {sorted(METHODS)}.") from None
-    estimator = cls(**params)
+    estimator = method_class(method)(**params)
     if sample_weight is None:
         return estimator.fit(S, y)
     return estimator.fit(S, y, sample_weight=sample_weight)
 
 
 __all__ = [
+    "__version__",
     "fit",
     "load",
     "METHODS",

@@ -53,7 +53,13 @@ from ._validation import encode_binary_targets as _encode_targets  # noqa: E402,
 from ._validation import first_nonfinite as _first_nonfinite  # noqa: E402,F401
 from .ecdf import ECDFNormalizer
 
-__all__ = ["FusionEstimator", "AUTO_SKETCH_ROWS", "SKETCH_KNOTS", "COMMON_PARAMETERS"]
+__all__ = [
+    "FusionEstimator",
+    "AUTO_SKETCH_ROWS",
+    "SKETCH_KNOTS",
+    "COMMON_PARAMETERS",
+    "register_model_writer",
+]
 
 #: ``ecdf_knots="auto"`` summarizes the ECDF from this many (positive-weight) rows on.
 AUTO_SKETCH_ROWS = 100_000
@@ -72,6 +78,18 @@ COMMON_PARAMETERS: dict = {
 #: Quadrature points per integrated coordinate for ``missing="marginal"`` never exceed this
 #: product (tensor Gauss-Legendre: 16 nodes for one missing score, fewer per axis for more).
 _MAX_QUADRATURE = 256
+
+
+#: The function that writes model files. The persistence layer sits above the methods (it
+#: knows the registry of saveable classes), so it registers itself here when imported
+#: (``import fusion`` does) instead of this base layer importing it.
+_MODEL_WRITER = None
+
+
+def register_model_writer(writer) -> None:
+    """Install the function ``writer(estimator, path)`` behind :meth:`FusionEstimator.save`."""
+    global _MODEL_WRITER
+    _MODEL_WRITER = writer
 
 
 def _is_state(name: str) -> bool:
@@ -452,14 +470,28 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         """Write the fitted model to ``path`` as plain data (no pickle); read it with
         :func:`fusion.load`. Format and guarantees: :mod:`fusion.persistence`.
 
+        A path is written atomically (a unique temporary file in the same directory, then a
+        rename), so concurrent saves and readers always see a complete file; a symbolic link
+        is followed.
+
+        Parameters
+        ----------
+        path : str, os.PathLike or binary file object
+            Destination.
+
         Raises
         ------
         fusion.PersistenceError
-            Some parameter or fitted attribute is not plain data (nothing is written).
+            Some parameter or fitted attribute is not plain data or not declared (nothing is
+            written).
+        fusion.persistence.BinaryModeError
+            ``path`` is a file object open in text mode.
+        OSError
+            Writing failed; the message names ``path``.
         """
-        from .persistence import save  # persistence imports the METHODS registry
-
-        save(self, path)
+        if _MODEL_WRITER is None:  # pragma: no cover - fusion/__init__ registers it
+            raise RuntimeError("import fusion (or fusion.persistence) to save models.")
+        _MODEL_WRITER(self, path)
 
     @classmethod
     def _fitted_attribute_names(cls) -> frozenset[str]:

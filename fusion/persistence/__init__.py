@@ -116,6 +116,7 @@ import numbers
 
 import numpy as np
 
+from .._base import register_model_writer
 from . import _archive
 from ._archive import INFLATION_ALLOWANCE, MAX_BYTES, MAX_INFLATION, MAX_META_BYTES
 from ._checks import check_loaded, check_points
@@ -173,7 +174,7 @@ def save(estimator, path) -> None:
     """
     from sklearn.utils.validation import check_is_fitted
 
-    from .. import __version__
+    from .._version import __version__
 
     cls = type(estimator)
     name = class_name(cls)
@@ -263,3 +264,6 @@ def _build_top(meta: dict, decoder: Decoder):
         top = sorted(k for k, c in allowed.items() if is_top_level(c))
         raise PersistenceError(f"unknown estimator {name!r} in the file; known ones are {top}.")
     return decoder.estimator(name, meta["params"], meta["attributes"], "model", 0)
+
+
+register_model_writer(save)

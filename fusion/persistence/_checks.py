@@ -93,7 +93,7 @@ def check_loaded(est, points, proba, saved_by) -> None:
         ) from err
     diff = np.abs(p - proba) if p.shape == proba.shape else np.array([np.inf])
     if not np.all(diff <= CHECK_ATOL):
-        from .. import __version__
+        from .._version import __version__
 
         raise PersistenceError(
             "invalid fusion model file: the loaded model does not reproduce the probabilities "

@@ -14,34 +14,14 @@ __all__ = [
     "documented_attributes",
 ]
 
-#: Saveable estimators that are not methods of :func:`fusion.fit` (not in ``fusion.METHODS``).
-CALIBRATOR_NAMES = {
-    "platt": "PlattCalibrator",
-    "isotonic": "IsotonicCalibrator",
-    "histogram": "HistogramBinningCalibrator",
-}
-#: The name of :class:`~fusion.ecdf.ECDFNormalizer`, saveable only inside a model (``ecdf_``).
-ECDF_NAME = "ecdf"
-
 ATTR_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*_\Z")
 
 
 def saveable_classes() -> dict[str, type]:
-    """Stable name -> class of everything a model file may name.
+    """Stable name -> class of everything a model file may name (:mod:`fusion._registry`)."""
+    from .._registry import saveable_classes as registered
 
-    The registered methods (``fusion.METHODS``), the 1-D calibrators that :func:`fusion.fit`
-    does not offer (:data:`CALIBRATOR_NAMES`), and ``ECDFNormalizer`` under ``"ecdf"``. The
-    names are written into files, so they never change. This is the one place that knows where
-    the names come from.
-    """
-    from .. import METHODS, univariate
-    from ..ecdf import ECDFNormalizer
-
-    table: dict[str, type] = dict(METHODS)
-    for name, attr in CALIBRATOR_NAMES.items():
-        table.setdefault(name, getattr(univariate, attr))
-    table.setdefault(ECDF_NAME, ECDFNormalizer)
-    return table
+    return registered()
 
 
 def class_name(cls: type) -> str | None:

@@ -183,7 +183,7 @@ def parse_meta(meta_bytes: bytes, what: str) -> dict:
     if type(version) is not int:
         raise PersistenceError(f"{what}: format_version must be an integer, got {version!r}.")
     if version > FORMAT_VERSION:
-        from .. import __version__
+        from .._version import __version__
 
         raise PersistenceError(
             f"{what} uses format version {version} (written by fusion "
