@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import metrics
 from ._base import FusionEstimator, SolverError, SolverWarning
 from .bernstein import BernsteinFusion
+from .classifier import FusionClassifier
 from .copula import CopulaFusion
 from .ecdf import ConstantColumnError, ECDFNormalizer
 from .mrmic import MRMICFusion
@@ -68,6 +69,7 @@ def fit(S, y, method: str = "bernstein", *, sample_weight=None, **params) -> Fus
 __all__ = [
     "fit",
     "load",
+    "FusionClassifier",
     "METHODS",
     "metrics",
     "BernsteinFusion",
