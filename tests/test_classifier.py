@@ -451,6 +451,15 @@ def test_multiclass_scores_reach_the_fusion_as_n_m_c(doubles):
     ]
 
 
+def test_multiclass_constant_base_is_named(doubles):
+    X, y = make_classification(n_samples=150, n_informative=4, n_classes=3, random_state=0)
+    # Fitted class priors: every column constant, the columns different.
+    prior = FrozenEstimator(DummyClassifier(strategy="prior").fit(X, y))
+    bases = [("lr", LogisticRegression()), ("prior", prior)]
+    with pytest.raises(fusion.ConstantColumnError, match="'prior' gave every row the same"):
+        FusionClassifier(bases, method="mean_softmax", cv=KFold(3)).fit(X, y)
+
+
 def test_multiclass_with_a_binary_only_method_says_so(doubles):
     X, y = make_classification(n_samples=150, n_informative=4, n_classes=3, random_state=0)
     clf = FusionClassifier(two_bases(), method="mean_rank")
@@ -528,6 +537,14 @@ def test_other_bad_input(data):
         ).fit(X, y)
     with pytest.raises(ValueError, match="partitions"):
         FusionClassifier(two_bases(), cv=[(np.arange(200), np.arange(200, 250))]).fit(X, y)
+
+
+def test_invalid_estimators_value_is_reported_at_fit_not_at_set_params(data):
+    X, y = data
+    clf = FusionClassifier(two_bases()).set_params(estimators=None)
+    assert clf.get_params()["estimators"] is None
+    with pytest.raises(ValueError, match="estimators"):
+        clf.fit(X, y)
 
 
 def test_a_failed_refit_keeps_the_previous_model(data):

@@ -151,6 +151,10 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
     warning. Estimators held in a :class:`~sklearn.pipeline.Pipeline` are among them:
     scikit-learn passes weights into a pipeline only with metadata routing.
 
+    There is no ``decision_function``: the product is the probability, and its log-odds are
+    infinite where the fusion gives exactly 0 or 1. Threshold tuning and scorers use
+    ``predict_proba``.
+
     Examples
     --------
     >>> from sklearn.datasets import make_classification
@@ -467,7 +471,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
                 verbose=self.verbose,
             )
             column = score_columns(output, method, classes.shape[0], name)
-            if np.ptp(column) == 0:
+            if not np.ptp(column.reshape(column.shape[0], -1), axis=0).any():
                 raise ConstantColumnError(
                     f"estimator {name!r} gave every row the same out-of-fold score; a constant "
                     f"score carries no ranking information. Drop it (set_params({name}='drop'))."
