@@ -206,7 +206,7 @@ def summarize(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=["adult", "covertype"])
+    parser.add_argument("--datasets", nargs="+", default=["adult", "covertype", "census"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--n-train", type=int, default=5_000)
     parser.add_argument("--n-test", type=int, default=20_000)
