@@ -13,6 +13,7 @@ from ._registry import METHODS, method_class
 from ._solver import SolverError, SolverWarning
 from ._version import __version__
 from .bernstein import BernsteinFusion
+from .classifier import FusionClassifier
 from .copula import CopulaFusion
 from .ecdf import ConstantColumnError, ECDFNormalizer
 from .mrmic import MRMICFusion
@@ -57,6 +58,7 @@ __all__ = [
     "__version__",
     "fit",
     "load",
+    "FusionClassifier",
     "METHODS",
     "metrics",
     "BernsteinFusion",

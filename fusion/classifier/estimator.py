@@ -1,0 +1,647 @@
+"""``FusionClassifier``: base classifiers -> out-of-fold scores -> one fitted fusion model."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone, is_classifier
+from sklearn.ensemble._base import _BaseHeterogeneousEnsemble
+from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.utils import Bunch, get_tags, indexable
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    has_fit_parameter,
+    validate_data,
+)
+
+from .._base import _check_weights, _label
+from ..ecdf import ConstantColumnError
+from .crossfit import (
+    derive_names,
+    fit_one,
+    out_of_fold_output,
+    response_method,
+    score_columns,
+    stack_scores,
+)
+
+__all__ = ["FusionClassifier"]
+
+#: Parameters of FusionClassifier handed on to the fusion method when it has them.
+_SHARED_WITH_FUSION = ("random_state", "verbose")
+
+
+def _is_drop(estimator) -> bool:
+    return isinstance(estimator, str) and estimator == "drop"
+
+
+def _is_prefit(estimator, cv) -> bool:
+    return cv == "prefit" or isinstance(estimator, FrozenEstimator)
+
+
+class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnsemble):
+    """Fuse the scores of several classifiers into one calibrated, monotone probability.
+
+    The stacking workflow with a fusion method as the final step: each base estimator is
+    cross-fitted to give an out-of-fold score on every training row, the fusion method
+    (:func:`fusion.fit`) is fitted on those scores, and the base estimators are refitted on
+    all rows to score new data. Unlike :class:`~sklearn.ensemble.StackingClassifier`'s
+    logistic final estimator, the fused probability is calibrated and (for the monotone
+    methods) non-decreasing in every base estimator's score.
+
+    Parameters
+    ----------
+    estimators : list of (str, estimator) tuples, or list of estimators
+        The base classifiers, as for :class:`~sklearn.ensemble.StackingClassifier`. A plain
+        list of estimators gets names as in :func:`~sklearn.pipeline.make_pipeline` (the
+        lower-cased class name, ``-1``, ``-2``, ... on repeats); the names are used for nested
+        parameters (``name__param``) and ``named_estimators_``. An estimator set to
+        ``"drop"`` (``set_params(name="drop")``) is left out. A
+        :class:`~sklearn.frozen.FrozenEstimator` is used as fitted: it scores the training
+        rows without being cross-fitted or refitted.
+    method : str, default="bernstein"
+        Fusion method, a key of :data:`fusion.METHODS`.
+    cv : int, cross-validation generator, iterable or "prefit", default=5
+        How the out-of-fold scores are made. An int gives that many
+        :class:`~sklearn.model_selection.StratifiedKFold` folds, shuffled with
+        ``random_state`` (scikit-learn's own ``cv=int`` does not shuffle: rows stored in
+        order, e.g. by date or by class, would then give folds from different
+        distributions). A splitter or an iterable of ``(train, test)`` index arrays is used as
+        given (for group splits pass the pairs); the test folds must partition the rows.
+        ``"prefit"`` takes every base estimator as already fitted, the same as wrapping each
+        in :class:`~sklearn.frozen.FrozenEstimator` (the current scikit-learn idiom, which
+        also allows freezing only some): no base estimator is fitted, and they score the
+        rows given to ``fit`` directly, so those rows must not be the estimators' own
+        training rows.
+    stack_method : {"auto", "predict_proba", "decision_function"}, default="auto"
+        Which output of each base estimator is its score. ``"auto"`` takes
+        ``predict_proba`` when the estimator has it, else ``decision_function`` (the order of
+        :class:`~sklearn.ensemble.StackingClassifier`). The score is the positive class's
+        probability or the decision function for a binary target, and all ``C`` columns for
+        ``C >= 3`` classes. For a binary target the fusion methods normalize each score by
+        its empirical CDF, so any strictly increasing transform of a score gives the same
+        fit: the two outputs differ only where probabilities round to exactly 0 or 1 and
+        tie, which ``"decision_function"`` avoids.
+    passthrough_scores : bool, default=False
+        Whether :meth:`transform` returns the base estimators' scores after the fused
+        probabilities. Raw features are never passed into the fusion (its monotonicity is
+        in the scores). The output of :meth:`transform` is the fused probability of
+        ``classes_[1]`` (one column, binary) or of every class (``C`` columns), followed,
+        when True, by the fusion's inputs: ``M`` score columns (binary) or ``M * C``,
+        estimator by estimator (multi-class). :meth:`fit_transform` returns the same
+        columns computed out of fold, so a later step of a
+        :class:`~sklearn.pipeline.Pipeline` is not trained on in-sample scores.
+    n_jobs : int, default=None
+        Parallel jobs for the base fits: the folds of each estimator's cross-fitting, then
+        the refits on all rows (joblib; ``-1`` means all processors).
+    random_state : int, RandomState instance or None, default=0
+        Shuffling of the folds when ``cv`` is an int, and the fusion method's own
+        ``random_state`` when it has one. The base estimators keep theirs. The default gives
+        identical results on identical input when the base estimators are deterministic.
+    verbose : int, default=0
+        Print the time of each estimator's cross-fitting and refit; also handed to the
+        fusion method when it has a ``verbose`` parameter.
+    **fusion_params
+        Parameters of the fusion method's estimator (e.g. ``degree=5`` for
+        ``"bernstein"``). They are parameters of this estimator too: ``get_params`` lists
+        them and ``set_params``/:class:`~sklearn.model_selection.GridSearchCV` set them
+        (``{"degree": [3, 5]}``). A fusion parameter named like one of this class's
+        (``cv``, ``random_state``, ``verbose``) cannot be given: ``random_state`` and
+        ``verbose`` are handed on, the method's ``cv`` keeps its default.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, sorted; for a binary target ``classes_[1]`` is the positive class.
+    estimators_ : list of estimators
+        The base estimators refitted on all rows (the given objects when prefit), without
+        the dropped ones.
+    named_estimators_ : sklearn.utils.Bunch
+        ``estimators_`` by name (dropped ones as ``"drop"``).
+    stack_method_ : list of str
+        The output used as score, per entry of ``estimators_``.
+    fusion_ : FusionEstimator
+        The fusion model fitted on the out-of-fold scores; its input is ``(n, M)`` scores
+        (binary) or ``(n, M, C)`` (multi-class), estimators in the order of
+        ``estimators_``.
+    n_features_in_ : int
+        Number of features of ``X`` (when ``X`` has a shape).
+    feature_names_in_ : ndarray of str
+        Column names of ``X``, when it is a DataFrame with string column names.
+
+    Notes
+    -----
+    The fusion is fitted on out-of-fold scores, but new data are scored by the estimators
+    refitted on all rows, which are slightly better than any fold's model: the usual
+    stacking approximation (:class:`~sklearn.ensemble.StackingClassifier`,
+    :class:`~sklearn.calibration.CalibratedClassifierCV` with ``ensemble=False``).
+
+    ``sample_weight`` goes to every base estimator whose ``fit`` takes it (in cross-fitting
+    and refit) and to the fusion fit; base estimators that cannot take it are named in a
+    warning. Estimators held in a :class:`~sklearn.pipeline.Pipeline` are among them:
+    scikit-learn passes weights into a pipeline only with metadata routing.
+
+    There is no ``decision_function``: the product is the probability, and its log-odds are
+    infinite where the fusion gives exactly 0 or 1. Threshold tuning and scorers use
+    ``predict_proba``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fusion import FusionClassifier
+    >>> X, y = make_classification(n_samples=600, random_state=0)
+    >>> clf = FusionClassifier(
+    ...     [("lr", LogisticRegression()), ("rf", RandomForestClassifier(random_state=0))],
+    ...     degree=3,
+    ... ).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "estimators": [list],
+        "method": [str],
+        "cv": ["cv_object", StrOptions({"prefit"})],
+        "stack_method": [StrOptions({"auto", "predict_proba", "decision_function"})],
+        "passthrough_scores": ["boolean"],
+        "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimators,
+        method: str = "bernstein",
+        *,
+        cv=5,
+        stack_method: str = "auto",
+        passthrough_scores: bool = False,
+        n_jobs: int | None = None,
+        random_state=0,
+        verbose: int = 0,
+        **fusion_params: Any,
+    ):
+        super().__init__(estimators=estimators)
+        self.method = method
+        self.cv = cv
+        self.stack_method = stack_method
+        self.passthrough_scores = passthrough_scores
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self._fusion_params = fusion_params
+
+    # -- parameters ----------------------------------------------------------------------
+    def _estimator_pairs(self) -> tuple[list[str], list]:
+        """``(names, estimators)`` of the ``estimators`` parameter, in either accepted form."""
+        items = self.estimators
+        if not isinstance(items, (list, tuple)) or len(items) == 0:
+            raise ValueError(
+                "estimators must be a non-empty list of (name, estimator) tuples or of "
+                f"estimators; got {items!r}."
+            )
+        is_pair = [
+            isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)
+            for item in items
+        ]
+        if all(is_pair):
+            return [name for name, _ in items], [est for _, est in items]
+        if not any(is_pair):
+            return derive_names(items), list(items)
+        raise ValueError(
+            "estimators mixes (name, estimator) tuples and bare estimators; give all of them "
+            "one way."
+        )
+
+    def _fusion_class(self, method: str | None = None) -> type:
+        from .. import METHODS  # the registry imports every method; import at use
+
+        method = self.method if method is None else method
+        try:
+            return METHODS[method]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown fusion method {method!r}; known methods: {sorted(METHODS)}."
+            ) from None
+
+    @staticmethod
+    def _known_method(method) -> bool:
+        from .. import METHODS
+
+        return isinstance(method, str) and method in METHODS
+
+    def _check_fusion_param_names(self, names, method: str | None = None) -> None:
+        cls = self._fusion_class(method)
+        valid = set(cls._get_param_names()) - set(_SHARED_WITH_FUSION)
+        unknown = sorted(set(names) - valid)
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {unknown} for FusionClassifier with method "
+                f"{self.method if method is None else method!r}: its own parameters are "
+                f"{sorted(self._get_param_names())}, the fusion method {cls.__name__} takes "
+                f"{sorted(valid)}, and base estimator parameters are written "
+                "'<name>__<parameter>'."
+            )
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Parameters of this estimator, the fusion method's and (``deep``) the base
+        estimators' as ``name__param``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the base estimators and their parameters.
+
+        Returns
+        -------
+        params : dict
+        """
+        out = BaseEstimator.get_params(self, deep=deep)
+        out.update(self._fusion_params)
+        if not deep:
+            return out
+        try:
+            names, estimators = self._estimator_pairs()
+        except ValueError:
+            # set_params calls get_params before an invalid value is reported at fit.
+            return out
+        for name, estimator in zip(names, estimators, strict=True):
+            out[name] = estimator
+            if hasattr(estimator, "get_params") and not isinstance(estimator, type):
+                for key, value in estimator.get_params(deep=True).items():
+                    out[f"{name}__{key}"] = value
+        return out
+
+    def set_params(self, **params) -> FusionClassifier:
+        """Set parameters: this estimator's, the fusion method's (by their own name), whole
+        base estimators (by name, or ``"drop"``) and theirs (``name__param``).
+
+        Returns
+        -------
+        self
+        """
+        if "estimators" in params:
+            self.estimators = params.pop("estimators")
+        own = set(self._get_param_names())
+        try:
+            names, estimators = self._estimator_pairs()
+        except ValueError:
+            names, estimators = [], []
+        fusion = {
+            key: params.pop(key)
+            for key in list(params)
+            if "__" not in key and key not in own and key not in names
+        }
+        if fusion:
+            method = params.get("method", self.method)
+            if self._known_method(method):  # an unknown method is reported at fit
+                self._check_fusion_param_names(fusion, method)
+            self._fusion_params = {**self._fusion_params, **fusion}
+        replaced = {key: params.pop(key) for key in list(params) if key in names}
+        if replaced:
+            # A plain list gains its derived names so that the replacement can be stated.
+            self.estimators = [
+                (name, replaced.get(name, est)) for name, est in zip(names, estimators, strict=True)
+            ]
+        if params:
+            BaseEstimator.set_params(self, **params)
+        return self
+
+    @property
+    def named_estimators(self) -> Bunch:
+        """The base estimators (unfitted, as given) by name."""
+        return Bunch(**dict(zip(*self._estimator_pairs(), strict=True)))
+
+    def _validate_estimators(self) -> tuple[list[str], list]:
+        names, estimators = self._estimator_pairs()
+        self._validate_names(names)
+        if all(_is_drop(est) for est in estimators):
+            raise ValueError("every estimator is 'drop'; at least one base estimator is needed.")
+        for name, est in zip(names, estimators, strict=True):
+            if _is_drop(est):
+                continue
+            if isinstance(est, type):
+                raise TypeError(
+                    f"estimator {name!r} is the class {est.__name__}; pass an instance "
+                    f"({est.__name__}())."
+                )
+            if not hasattr(est, "fit"):
+                raise ValueError(
+                    f"estimator {name!r} ({type(est).__name__}) has no fit method; pass "
+                    "scikit-learn classifiers."
+                )
+            if not is_classifier(est):
+                raise ValueError(
+                    f"estimator {name!r} ({type(est).__name__}) is not a classifier; "
+                    "FusionClassifier fuses the scores of classifiers."
+                )
+        return names, estimators
+
+    def _fusion_kwargs(self) -> dict:
+        """Keyword arguments of the fusion estimator: the fusion parameters plus the shared
+        ones it takes."""
+        cls = self._fusion_class()
+        self._check_fusion_param_names(self._fusion_params)
+        kwargs = dict(self._fusion_params)
+        for name in _SHARED_WITH_FUSION:
+            if name in cls._get_param_names():
+                kwargs[name] = getattr(self, name)
+        return kwargs
+
+    def _splits(self, X, y) -> list[tuple[np.ndarray, np.ndarray]]:
+        if isinstance(self.cv, Integral):
+            cv = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        else:
+            cv = check_cv(self.cv, y, classifier=True)
+        return list(cv.split(X, y))
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None) -> FusionClassifier:
+        """Cross-fit the base estimators, fit the fusion on their out-of-fold scores, refit
+        the base estimators on all rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or what the base estimators take
+            Training data, passed to the base estimators unchanged (DataFrames keep their
+            columns).
+        y : array-like of shape (n_samples,)
+            Class labels of any sortable kind.
+        sample_weight : array-like of shape (n_samples,), optional
+            Row weights, for the base estimators that take them and for the fusion.
+
+        Returns
+        -------
+        self
+        """
+        self._fit(X, y, sample_weight)
+        return self
+
+    def fit_transform(self, X, y, sample_weight=None) -> np.ndarray:
+        """Fit, and return :meth:`transform`'s columns computed out of fold.
+
+        The fused probabilities (and with ``passthrough_scores`` the base scores) of each
+        training row come from base models that did not see the row, as for scikit-learn's
+        :class:`~sklearn.preprocessing.TargetEncoder`; so ``fit_transform(X, y)`` differs
+        from ``fit(X, y).transform(X)``, which scores the rows with the refitted models. The
+        fusion itself is fitted on these rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_output)
+            The columns of :meth:`get_feature_names_out`.
+        """
+        S_oof = self._fit(X, y, sample_weight)
+        return self._output(S_oof)
+
+    def _fit(self, X, y, sample_weight) -> np.ndarray:
+        """Fit and return the out-of-fold fusion input. Fitted attributes are set only when
+        every step succeeded, so a failed refit leaves the previous fit in place."""
+        self._validate_params()
+        names, all_estimators = self._validate_estimators()
+        fusion_kwargs = self._fusion_kwargs()
+        if y is None:
+            # Wording of scikit-learn's own message, which its conformance checks look for.
+            raise ValueError(
+                "this estimator requires y to be passed, but the target y is None; pass the "
+                "class label of every row."
+            )
+        X, y = indexable(X, y)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        if y.shape[0] == 0:
+            raise ValueError("X and y are empty (0 rows); fitting needs labelled rows.")
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"y holds one class only ({_label(classes[0])}); a classifier needs at least two."
+            )
+        w = None
+        if sample_weight is not None:
+            w = _check_weights(sample_weight, y.shape[0])
+            empty = np.bincount(y_idx, weights=w, minlength=classes.shape[0]) <= 0
+            if empty.any():
+                raise ValueError(
+                    f"sample_weight is zero on every row of class {_label(classes[empty][0])}; "
+                    "each class of y needs positive total weight (drop the class's rows "
+                    "instead)."
+                )
+
+        kept = [(n, e) for n, e in zip(names, all_estimators, strict=True) if not _is_drop(e)]
+        methods = [response_method(n, e, self.stack_method) for n, e in kept]
+        for name, est in kept:
+            if _is_prefit(est, self.cv):
+                try:
+                    check_is_fitted(est)
+                except NotFittedError:
+                    raise ValueError(
+                        f"estimator {name!r} is {'frozen' if self.cv != 'prefit' else 'prefit'} "
+                        "but not fitted; fit it first, or let FusionClassifier cross-fit it "
+                        "(no FrozenEstimator, cv not 'prefit')."
+                    ) from None
+        fit_params = self._weight_params(kept, w)
+        to_fit = [i for i, (_, e) in enumerate(kept) if not _is_prefit(e, self.cv)]
+        splits = self._splits(X, y) if to_fit else None
+
+        columns = []
+        for (name, est), method, params in zip(kept, methods, fit_params, strict=True):
+            output = out_of_fold_output(
+                name,
+                est,
+                X,
+                y,
+                method=method,
+                splits=None if _is_prefit(est, self.cv) else splits,
+                fit_params=params,
+                n_jobs=self.n_jobs,
+                verbose=self.verbose,
+            )
+            column = score_columns(output, method, classes.shape[0], name)
+            if not np.ptp(column.reshape(column.shape[0], -1), axis=0).any():
+                raise ConstantColumnError(
+                    f"estimator {name!r} gave every row the same out-of-fold score; a constant "
+                    f"score carries no ranking information. Drop it (set_params({name}='drop'))."
+                )
+            columns.append(column)
+        S_oof = stack_scores(columns)
+        fusion_ = self._fit_fusion(S_oof, y, w, fusion_kwargs)
+
+        estimators_ = [est for _, est in kept]
+        refits = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+            delayed(fit_one)(clone(kept[i][1]), X, y, fit_params[i]) for i in to_fit
+        )
+        for i, fitted in zip(to_fit, refits, strict=True):
+            estimators_[i] = fitted
+        for (name, _), est in zip(kept, estimators_, strict=True):
+            est_classes = getattr(est, "classes_", None)
+            if est_classes is not None and not np.array_equal(np.asarray(est_classes), classes):
+                raise ValueError(
+                    f"estimator {name!r} knows the classes [{', '.join(map(_label, est_classes))}]"
+                    f", but y holds [{', '.join(map(_label, classes))}]; a prefit estimator must "
+                    "have been fitted on the same classes."
+                )
+
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature_names_in_
+        self.classes_ = classes
+        self.estimators_ = estimators_
+        self.stack_method_ = methods
+        self.fusion_ = fusion_
+        fitted = iter(estimators_)
+        self.named_estimators_ = Bunch(
+            **{
+                n: ("drop" if _is_drop(e) else next(fitted))
+                for n, e in zip(names, all_estimators, strict=True)
+            }
+        )
+        self._score_names = [n for n, _ in kept]
+        return S_oof
+
+    def _weight_params(self, kept, w) -> list[dict]:
+        """Per estimator, ``{"sample_weight": w}`` if its fit takes it (else a warning)."""
+        if w is None:
+            return [{} for _ in kept]
+        params, ignored = [], []
+        for name, est in kept:
+            if _is_prefit(est, self.cv):
+                params.append({})
+            elif has_fit_parameter(est, "sample_weight"):
+                params.append({"sample_weight": w})
+            else:
+                params.append({})
+                ignored.append(name)
+        if ignored:
+            warnings.warn(
+                f"base estimator(s) {ignored} do not take sample_weight in fit; they are "
+                "fitted unweighted (the fusion fit uses the weights).",
+                UserWarning,
+                stacklevel=4,
+            )
+        return params
+
+    def _fit_fusion(self, S: np.ndarray, y: np.ndarray, w, kwargs: dict):
+        from .. import fit as fusion_fit
+
+        try:
+            return fusion_fit(S, y, method=self.method, sample_weight=w, **kwargs)
+        except ValueError as err:
+            if S.ndim != 3:
+                raise
+            # "Only binary classification is supported." is scikit-learn's wording for a
+            # binary-only classifier (check_classifier_not_supporting_multiclass).
+            binary_only = not get_tags(self._fusion_class()()).classifier_tags.multi_class
+            raise ValueError(
+                ("Only binary classification is supported. " if binary_only else "")
+                + f"Fusion method {self.method!r} could not fuse the multi-class scores: an "
+                f"(n, M, C) = {S.shape} array from {S.shape[1]} estimator(s) and "
+                f"{S.shape[2]} classes. It said: {err}"
+            ) from err
+
+    # -- prediction ----------------------------------------------------------------------
+    def _base_scores(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        # The base estimators validate X first: they know what input they take (a 1-D X is
+        # a list of texts to a text pipeline, an error to most others).
+        outputs = [
+            getattr(est, method)(X)
+            for est, method in zip(self.estimators_, self.stack_method_, strict=True)
+        ]
+        validate_data(self, X, reset=False, skip_check_array=True)
+        columns = [
+            score_columns(output, method, self.classes_.shape[0], name)
+            for output, method, name in zip(
+                outputs, self.stack_method_, self._score_names, strict=True
+            )
+        ]
+        return stack_scores(columns)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Fused class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        S = self._base_scores(X)
+        return self.fusion_.predict_proba(S)
+
+    def predict(self, X) -> np.ndarray:
+        """The most probable class (the first in ``classes_`` order on a tie)."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def transform(self, X) -> np.ndarray:
+        """The fused probabilities, and with ``passthrough_scores`` the base scores.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_output)
+            The columns of :meth:`get_feature_names_out`.
+        """
+        return self._output(self._base_scores(X))
+
+    def _output(self, S: np.ndarray) -> np.ndarray:
+        # Callers compute S first: it checks that the estimator is fitted.
+        proba = self.fusion_.predict_proba(S)
+        out = proba[:, 1:] if self.classes_.shape[0] == 2 else proba
+        if self.passthrough_scores:
+            out = np.hstack([out, S.reshape(S.shape[0], -1)])
+        return out
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of the :meth:`transform` columns: ``fused`` (binary) or ``fused_<class>``,
+        then with ``passthrough_scores`` ``<estimator>`` (binary) or ``<estimator>_<class>``.
+
+        Parameters
+        ----------
+        input_features : ignored
+            The output columns do not depend on the names of the input features.
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self)
+        if self.classes_.shape[0] == 2:
+            names = ["fused"]
+            if self.passthrough_scores:
+                names += list(self._score_names)
+        else:
+            names = [f"fused_{c}" for c in self.classes_]
+            if self.passthrough_scores:
+                names += [f"{n}_{c}" for n in self._score_names for c in self.classes_]
+        return np.asarray(names, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:
+            estimators = [e for e in self._estimator_pairs()[1] if not _is_drop(e)]
+            tags.input_tags.allow_nan = all(get_tags(e).input_tags.allow_nan for e in estimators)
+            tags.input_tags.sparse = all(get_tags(e).input_tags.sparse for e in estimators)
+        except (ValueError, TypeError, AttributeError):
+            pass  # invalid estimators are reported by fit
+        try:
+            tags.classifier_tags.multi_class = get_tags(
+                self._fusion_class()()
+            ).classifier_tags.multi_class
+        except (ValueError, TypeError):
+            pass
+        return tags
