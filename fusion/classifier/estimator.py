@@ -24,7 +24,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._base import _check_weights, _label
+from .._registry import METHODS
+from .._validation import check_sample_weight as _check_weights
+from .._validation import label_repr as _label
 from ..ecdf import ConstantColumnError
 from .crossfit import (
     derive_names,
@@ -227,8 +229,6 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         )
 
     def _fusion_class(self, method: str | None = None) -> type:
-        from .. import METHODS  # the registry imports every method; import at use
-
         method = self.method if method is None else method
         try:
             return METHODS[method]
@@ -239,8 +239,6 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
 
     @staticmethod
     def _known_method(method) -> bool:
-        from .. import METHODS
-
         return isinstance(method, str) and method in METHODS
 
     def _check_fusion_param_names(self, names, method: str | None = None) -> None:
