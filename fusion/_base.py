@@ -75,9 +75,9 @@ COMMON_PARAMETERS: dict = {
     "verbose": ["verbose"],
 }
 
-#: Quadrature points per integrated coordinate for ``missing="marginal"`` never exceed this
-#: product (tensor Gauss-Legendre: 16 nodes for one missing score, fewer per axis for more).
-_MAX_QUADRATURE = 256
+#: Quadrature points for ``missing="marginal"`` never exceed this product over the missing
+#: coordinates of a row (256 for one missing score, 32 per axis for two, ...).
+_MAX_QUADRATURE = 1024
 
 
 #: The function that writes model files. The persistence layer sits above the methods (it
@@ -116,7 +116,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         NaN scores. ``"error"``: a ``ValueError`` naming the row and column.
         ``"marginal"``: a missing score is integrated out. Prediction averages the
         calibrating function over the missing normalized score, uniform on ``[0, 1]`` (its
-        marginal distribution), by Gauss-Legendre quadrature; a row with every score
+        marginal distribution), by the midpoint rule; a row with every score
         missing gets the training base rate. Fitting uses each column's observed values for
         its ECDF; BernsteinFusion fits incomplete rows with the missing score integrated
         out of its design, the other methods fit on the complete rows.
@@ -445,7 +445,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     def _integrate_missing(self, S: np.ndarray, U: np.ndarray) -> np.ndarray:
         """Probabilities of rows with missing scores: the calibrating function averaged over
         each missing normalized score, uniform on ``[0, 1]`` (its marginal distribution),
-        by tensor Gauss-Legendre quadrature; the base rate where every score is missing."""
+        by the midpoint rule; the base rate where every score is missing."""
         out = np.empty(U.shape[0])
         pattern = np.isnan(U)
         keys, inverse = np.unique(pattern, axis=0, return_inverse=True)
@@ -522,13 +522,14 @@ def _subset_mask(kept: np.ndarray, sub: np.ndarray) -> np.ndarray:
 
 
 def _quadrature(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Tensor Gauss-Legendre nodes on ``[0, 1]^k`` (``(Q, k)``) and weights summing to 1."""
-    q = max(2, min(16, int(math.floor(_MAX_QUADRATURE ** (1.0 / k) + 1e-9))))
-    x, wx = np.polynomial.legendre.leggauss(q)
-    x, wx = (x + 1.0) / 2.0, wx / 2.0
+    """Midpoint-rule nodes on ``[0, 1]^k`` (``(Q, k)``) and equal weights summing to 1.
+
+    The midpoint rule rather than Gauss-Legendre: calibrating functions may be step functions
+    (isotonic, histogram, ENIR), on which it is as good as any rule of as many points, and
+    on smooth ones its ``O(1 / q^2)`` error is below 1e-5 for one missing score.
+    """
+    q = max(2, min(256, int(math.floor(_MAX_QUADRATURE ** (1.0 / k) + 1e-9))))
+    x = (np.arange(q) + 0.5) / q
     grids = np.meshgrid(*([x] * k), indexing="ij")
     nodes = np.column_stack([g.reshape(-1) for g in grids])
-    weights = np.ones(nodes.shape[0])
-    for g in np.meshgrid(*([wx] * k), indexing="ij"):
-        weights *= g.reshape(-1)
-    return nodes, weights
+    return nodes, np.full(nodes.shape[0], 1.0 / nodes.shape[0])

@@ -223,12 +223,17 @@ def one_blas_thread():
     simplex) threads gain nothing, and multithreaded OpenBLAS busy-waits when the cores are
     shared: measured 5-25x slower fits on a loaded 2-core machine.
 
-    Process-wide and reference-counted: the first block to enter records the current limits
-    and sets one thread; the last one to leave restores what it recorded. Nested blocks and
-    blocks in concurrent threads therefore never restore a limit set by another block (two
-    independent limiters would: the inner one records "1 thread" and restores it last).
+    The limit is process-wide, so it is only set from the main thread and reference-counted
+    there: the first block records the current limits and sets one thread, the last one to
+    leave restores what it recorded, so nested blocks never restore a limit set by another.
+    In other threads the block changes nothing: OpenBLAS ignores a thread count raised from
+    one thread while a thread that lowered it is still alive (observed with OpenBLAS 0.3 on
+    Linux), so a limit set from a worker thread of a pool could never be reliably restored.
     """
     global _blas_depth, _blas_limiter
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     with _blas_lock:
         if _blas_depth == 0:
             from threadpoolctl import threadpool_limits  # a dependency of scikit-learn

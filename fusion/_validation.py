@@ -410,7 +410,7 @@ def cv_splits(
             else KFold(n_folds, shuffle=True, random_state=random_state)
         )
         splits = list(splitter.split(np.zeros((n, 1)), y))
-    elif hasattr(cv, "split"):
+    elif hasattr(cv, "split") and not isinstance(cv, (str, bytes)):
         n_user = n if kept is None else kept.shape[0]
         if kept is None or kept.all():
             splits = list(cv.split(np.zeros((n, 1)), y))

@@ -97,10 +97,12 @@ class KnotLookup:
         self.steps = None
         if k < 2 or knots.dtype.kind != "f":
             return
-        span = knots[-1] - knots[0]
         cells = int(min(4 * k, self.MAX_CELLS))
-        scale = cells / span if np.isfinite(span) and span > 0 else np.inf
-        if not (np.isfinite(scale) and scale > 0 and np.isfinite(scale * span)):
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            span = knots[-1] - knots[0]
+            scale = cells / span if np.isfinite(span) and span > 0 else np.inf
+            usable = np.isfinite(scale) and scale > 0 and np.isfinite(scale * span)
+        if not usable:
             return  # overflowing or subnormal range: binary search
         self.lo, self.scale, self.cells = knots[0], scale, cells
         edges = knots[0] + np.arange(cells) / scale

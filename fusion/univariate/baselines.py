@@ -89,7 +89,10 @@ class PlattCalibrator(UnivariateCalibrator):
         X = np.vstack([x, x])
         labels = np.r_[np.ones_like(t), np.zeros_like(t)].astype(int)
         weights = np.r_[sample_weight * target, sample_weight * (1.0 - target)]
-        lr = LogisticRegression(C=np.inf, max_iter=1000).fit(X, labels, sample_weight=weights)
+        # Newton's method to machine precision: lbfgs stops at a gradient of 1e-4, which
+        # lets rounding-level changes of the input move the fit in the fourth digit.
+        lr = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=100)
+        lr.fit(X, labels, sample_weight=weights)
         self.coef_ = float(lr.coef_[0, 0])
         self.intercept_ = float(lr.intercept_[0])
 

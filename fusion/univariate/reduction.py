@@ -73,12 +73,21 @@ def combined_score(U: np.ndarray, coef: np.ndarray, intercept: float = 0.0) -> n
     differently from a block), and rows whose terms are permutations of each other (equal
     means of permuted ranks) tie exactly. Both matter because ``z`` is then ranked: two
     training values one ulp apart are different knots of the ECDF.
+
+    For the same reason ``z`` is rounded to a multiple of ``2^-40`` times the largest
+    possible ``|z|`` (a power of two): normalized scores that differ in their last bits (the
+    ECDF of rescaled weights, say) then give the same ranks, instead of splitting a tie into
+    two knots 1/n apart.
     """
-    terms = np.sort(np.asarray(U, dtype=float) * np.asarray(coef, dtype=float), axis=1)
+    coef = np.asarray(coef, dtype=float)
+    terms = np.sort(np.asarray(U, dtype=float) * coef, axis=1)
     z = terms[:, 0].copy()
     for m in range(1, terms.shape[1]):
         z += terms[:, m]
-    return z + intercept
+    z += intercept
+    bound = float(np.abs(coef).sum() + abs(intercept))  # |z| on the unit cube
+    quantum = 2.0 ** (np.ceil(np.log2(max(bound, 2.0**-100))) - 40)
+    return np.round(z / quantum) * quantum
 
 
 class UnivariateCalibrator(FusionEstimator):
@@ -136,6 +145,8 @@ class UnivariateCalibrator(FusionEstimator):
 
     def _reduce(self, U: np.ndarray) -> np.ndarray:
         """``t = F_z(beta' u)`` in ``[0, 1]`` for rows of normalized scores."""
+        if U.shape[1] == 1:
+            return U[:, 0].copy()  # the normalized score itself, as in fit
         z = combined_score(U, self.combine_coef_, self.combine_intercept_)
         return np.interp(z, self.combine_knots_, self.combine_values_)
 

@@ -112,3 +112,125 @@ def test_transform_agrees_with_np_interp_to_rounding(train, query):
     q = np.asarray(query)
     expected = np.interp(q, norm.knots_[0], norm.values_[0])
     np.testing.assert_allclose(norm.transform(q).ravel(), expected, rtol=0, atol=1e-14)
+
+
+# -- weights, infinities, extreme values, exact integers ------------------------------------
+
+
+def test_integer_weights_equal_repeated_rows_bit_for_bit():
+    rng = np.random.default_rng(4)
+    s = np.round(rng.normal(size=300), 1)  # ties
+    k = rng.integers(1, 4, 300)
+    a = ECDFNormalizer().fit(np.repeat(s, k))
+    b = ECDFNormalizer().fit(s, sample_weight=k.astype(float))
+    np.testing.assert_array_equal(a.knots_[0], b.knots_[0])
+    np.testing.assert_array_equal(a.values_[0], b.values_[0])
+    q = np.linspace(-4, 4, 101)
+    np.testing.assert_array_equal(a.transform(q), b.transform(q))
+
+
+def test_weighted_values_are_the_weighted_mid_distribution():
+    s = np.array([1.0, 2.0, 2.0, 5.0])
+    w = np.array([1.0, 2.0, 1.0, 4.0])
+    norm = ECDFNormalizer().fit(s, sample_weight=w)
+    # W = 8: below 1 -> 0, at 1 -> 1; below 2 -> 1, at 2 -> 3; below 5 -> 4, at 5 -> 4
+    np.testing.assert_allclose(norm.values_[0], [0.5 / 8, 2.5 / 8, 6.0 / 8])
+    for c in (1e-9, 3.0, 1e200):  # the scale of the weights does not matter
+        other = ECDFNormalizer().fit(s, sample_weight=c * w)
+        np.testing.assert_allclose(other.values_[0], norm.values_[0], rtol=1e-15)
+
+
+def test_infinite_scores_are_ranked_at_the_ends():
+    s = np.array([-np.inf, -1.0, 0.0, 2.0, np.inf, np.inf])
+    norm = ECDFNormalizer().fit(s)
+    u = norm.transform(s).ravel()
+    finite = (
+        ECDFNormalizer()
+        .fit(np.array([-9.0, -1.0, 0.0, 2.0, 9.0, 9.0]))
+        .transform(np.array([-9.0, -1.0, 0.0, 2.0, 9.0, 9.0]))
+    )
+    np.testing.assert_array_equal(u, finite.ravel())
+    # finite queries beyond the finite knots clamp to the nearest finite knot, not to +-inf
+    q = norm.transform(np.array([-1e300, 1e300, -np.inf, np.inf])).ravel()
+    np.testing.assert_array_equal(q, [u[1], u[3], u[0], u[4]])
+    assert np.all(np.diff(norm.transform(np.sort(np.r_[s, -5.0, 7.0])).ravel()) >= 0)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [-np.finfo(float).max, -1.0, 0.0, np.finfo(float).max],
+        [-1e308, 1e308, 0.5, 1e-300],
+        [5e-324, 1e-310, 2e-310, 0.0, -5e-324],  # subnormals
+        [np.finfo(float).max, np.finfo(float).max / 2, -np.finfo(float).max],
+    ],
+)
+def test_extreme_scores_rank_correctly_and_interpolate_monotonically(values):
+    s = np.asarray(values, dtype=float)
+    norm = ECDFNormalizer().fit(s)
+    u = norm.transform(s).ravel()
+    ranks = (np.argsort(np.argsort(s)) + 0.5) / s.size
+    np.testing.assert_allclose(u, ranks, atol=1e-15)
+    q = np.sort(np.r_[s, np.linspace(s.min() / 2, s.max() / 2, 50), s / 3, -s])
+    v = norm.transform(q).ravel()
+    assert np.all(np.isfinite(v)) and np.all(np.diff(v) >= 0)
+
+
+def test_integers_beyond_two_to_the_53_stay_distinct():
+    base = 2**60
+    s = np.array([base, base + 1, base + 2, base + 3], dtype=np.int64)
+    assert np.unique(s.astype(float)).size == 1  # float64 would merge them
+    norm = ECDFNormalizer().fit(s)
+    assert norm.knots_[0].dtype == np.int64 and norm.knots_[0].size == 4
+    np.testing.assert_array_equal(norm.transform(s).ravel(), [0.125, 0.375, 0.625, 0.875])
+    # exact interpolation between integer knots, and no overflow at the int64 ends
+    wide = np.array([np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max], dtype=np.int64)
+    u = ECDFNormalizer().fit(wide).transform(np.array([-(2**62), 2**62], dtype=np.int64))
+    np.testing.assert_allclose(u.ravel(), [1 / 6 + 0.5 * (1 / 3), 0.5 + 0.5 * (1 / 3)])
+
+
+def test_missing_values_are_ignored_by_fit_and_map_to_nan_only_when_allowed():
+    s = np.array([[1.0, np.nan], [2.0, 0.5], [3.0, 0.7], [np.nan, 0.1]])
+    with pytest.raises(ValueError, match="column 0 holds NaN at row 3.*missing='marginal'"):
+        ECDFNormalizer().fit(s)
+    norm = ECDFNormalizer(allow_nan=True).fit(s)
+    np.testing.assert_allclose(norm.values_[0], [1 / 6, 3 / 6, 5 / 6])
+    U = norm.transform(s)
+    assert np.isnan(U[0, 1]) and np.isnan(U[3, 0])
+    np.testing.assert_array_equal(ECDFNormalizer(allow_nan=True).fit_transform(s), U)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.lists(st.integers(-(2**62), 2**62), min_size=2, max_size=40, unique=True),
+    shift=st.integers(-(2**40), 2**40),
+)
+def test_ranks_of_large_integers_survive_an_increasing_integer_transform(data, shift):
+    s = np.asarray(data, dtype=np.int64)
+    u = ECDFNormalizer().fit(s).transform(s)
+    t = s // 2 + shift  # strictly increasing on distinct... only if no two merge
+    if np.unique(t).size == s.size:
+        np.testing.assert_array_equal(ECDFNormalizer().fit(t).transform(t), u)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.lists(
+        st.one_of(
+            st.floats(allow_nan=False),  # includes +-inf, subnormals and +-max
+            st.sampled_from([0.0, 1.0, -1.0]),
+        ),
+        min_size=2,
+        max_size=40,
+    )
+)
+def test_any_float_column_normalizes_monotonically_inside_the_unit_interval(data):
+    s = np.asarray(data, dtype=float)
+    if np.unique(s).size < 2:
+        return
+    norm = ECDFNormalizer().fit(s)
+    q = np.sort(np.r_[s, s / 2, -s])
+    v = norm.transform(q).ravel()
+    assert np.all((v > 0) & (v < 1)) and np.all(np.diff(v) >= 0)
+    order = np.argsort(s, kind="stable")
+    assert np.all(np.diff(norm.transform(s[order]).ravel()) >= 0)

@@ -256,7 +256,8 @@ def test_altered_method_arrays_never_load_as_a_different_model(name, edit, tmp_p
         assert "invalid fusion model file" in str(err)
         return
     X = np.vstack([S, np.random.default_rng(1).normal(scale=3, size=(200, S.shape[1]))])
-    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+    # within the self-check's tolerance (an edit that moves no prediction beyond it passes)
+    np.testing.assert_allclose(loaded.predict_proba(X), est.predict_proba(X), rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("edit", list(_ARRAY_EDITS))
