@@ -1,0 +1,54 @@
+"""Progress of long fits: a progress bar with ``verbose`` (tqdm when installed), and one
+warning before a fit estimated to take more than a minute."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+__all__ = ["progress", "warn_if_slow", "SLOW_SECONDS"]
+
+T = TypeVar("T")
+
+#: A fit estimated to take longer than this many seconds warns once before it starts.
+SLOW_SECONDS = 60.0
+
+
+def progress(
+    items: Iterable[T], *, total: int | None = None, desc: str = "", verbose=False
+) -> Iterator[T]:
+    """``items``, reporting progress when ``verbose`` is truthy.
+
+    A tqdm bar on stderr when tqdm is installed (the ``bench`` extra), plain lines otherwise
+    ("desc: 3/10"). Nothing is printed when ``verbose`` is falsy.
+    """
+    if not verbose:
+        yield from items
+        return
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is in the bench extra
+        tqdm = None
+    if tqdm is not None:
+        yield from tqdm(items, total=total, desc=desc, leave=False, file=sys.stderr)
+        return
+    for i, item in enumerate(items, 1):  # pragma: no cover - without tqdm
+        yield item
+        print(f"{desc}: {i}/{total if total is not None else '?'}", file=sys.stderr)
+
+
+def warn_if_slow(seconds: float, what: str, advice: str, *, stacklevel: int = 3) -> None:
+    """One ``UserWarning`` when ``what`` is estimated to take more than :data:`SLOW_SECONDS`.
+
+    ``seconds`` is the caller's estimate (stated as such in the message); ``advice`` says what
+    would make it faster.
+    """
+    if seconds > SLOW_SECONDS:
+        warnings.warn(
+            f"{what} is estimated to take about {seconds / 60:.0f} minute(s) "
+            f"({seconds:.0f} s). {advice} Pass verbose=True to follow its progress.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
