@@ -34,6 +34,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._multiclass import check_multiclass_targets, couple, fit_coupling, multiclass_scores
+
 # Transitional re-exports for modules not yet moved to the solver and validation layers.
 from ._solver import QPSolver, SolverError, SolverWarning, one_blas_thread  # noqa: E402,F401
 from ._validation import (
@@ -161,6 +163,8 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     _supports_sample_weight: ClassVar[bool] = True
     #: Whether the fitted calibrating function is guaranteed non-decreasing in every score.
     _monotone: ClassVar[bool] = False
+    #: Whether multi-class scores (n, M, C) are fitted (one-vs-rest fusions, coupled).
+    _supports_multiclass: ClassVar[bool] = False
     #: Whether ``_fit_scores`` takes rows with missing (NaN) normalized scores itself; else
     #: the base fits on complete rows only (missing="marginal").
     _fits_missing: ClassVar[bool] = False
@@ -178,6 +182,10 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         "ecdf_knots_",
         "ecdf_error_bound_",
         "base_rate_",
+        "estimators_",
+        "n_classes_",
+        "coupling_slope_",
+        "coupling_intercept_",
     )
 
     # -- steps a method implements -------------------------------------------------------
@@ -201,10 +209,14 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        S : array-like of shape (n, M)
+        S : array-like of shape (n, M), or (n, M, C) / a list of M arrays (n, C)
             Scores of the ``M`` classifiers (any strictly increasing scale), or a DataFrame.
+            Multi-class: each scorer's ``C`` class scores, columns in the sorted order of the
+            labels (as scikit-learn's ``predict_proba`` gives them), for the methods that
+            support it (see :mod:`fusion._multiclass`).
         y : array-like of shape (n,)
-            Binary labels of any two values; the second in sorted order is positive.
+            Labels: any two values (the second in sorted order is positive), or ``C`` values
+            for multi-class scores.
         sample_weight : array-like of shape (n,), optional
             Non-negative row weights. Scaling them changes nothing; a zero weight is the same
             as leaving the row out.
@@ -214,7 +226,11 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         self
         """
         work = self._blank()
-        work._fit(S, y, sample_weight)
+        S3 = multiclass_scores(S)
+        if S3 is None:
+            work._fit(S, y, sample_weight)
+        else:
+            work._fit_multiclass(S3, y, sample_weight)
         self._adopt(work)
         return self
 
@@ -281,6 +297,42 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
             self._kept_rows = _subset_mask(kept, complete)
             self._fit_scores(S[complete], U[complete], y01[complete], w[complete])
         del self._kept_rows
+
+    def _fit_multiclass(self, S: np.ndarray, y, sample_weight) -> None:
+        """One binary fusion per class on the class's scores, coupled by a softmax."""
+        self._validate_params()
+        if not self._supports_multiclass:
+            supported = sorted(
+                c.__name__ for c in _subclasses(FusionEstimator) if c._supports_multiclass
+            )
+            raise ValueError(
+                f"{type(self).__name__} fuses binary scores only; multi-class scores (n, M, C) "
+                f"are supported by {', '.join(supported)} (fusion.fit(S, y) uses the default "
+                "method, BernsteinFusion)."
+            )
+        n, M, C = S.shape
+        if C == 2:  # two classes: the binary fusion of the second class's scores
+            self._fit(S[:, :, 1], y, sample_weight)
+            return
+        classes, index = check_multiclass_targets(y, n, C)
+        w = check_sample_weight(sample_weight, n)
+        params = self.get_params(deep=False)
+        estimators, P = [], np.empty((n, C))
+        for k in range(C):
+            est = type(self)(**params)
+            try:
+                est.fit(S[:, :, k], (index == k).astype(int), sample_weight=w)
+            except ValueError as err:
+                raise ValueError(
+                    f"class {label_repr(classes[k])} (scores S[:, :, {k}]): {err}"
+                ) from err
+            estimators.append(est)
+            P[:, k] = est._positive_proba(S[:, :, k])
+        self.coupling_slope_, self.coupling_intercept_ = fit_coupling(P, index, w)
+        self.estimators_ = estimators
+        self.classes_ = classes
+        self.n_classes_ = C
+        self.n_features_in_ = M
 
     def _fit_direction(self, S: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Decide and apply the direction of every score (``increasing``); return ``S``."""
@@ -376,9 +428,37 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         p : ndarray of shape (n,)
             ``P(Y = classes_[1] | U)``, in ``[0, 1]``.
         """
+        if self._is_multiclass():
+            U = np.asarray(U, dtype=float)
+            if U.ndim != 3 or U.shape[1:] != (self.n_features_in_, self.n_classes_):
+                raise ValueError(
+                    f"normalized points of a multi-class model must have shape (n, "
+                    f"{self.n_features_in_}, {self.n_classes_}), got {U.shape}."
+                )
+            P = np.column_stack(
+                [e.calibrating_function(U[:, :, k]) for k, e in enumerate(self.estimators_)]
+            )
+            return couple(P, self.coupling_slope_, self.coupling_intercept_)
         check_is_fitted(self, "ecdf_")
         U = check_normalized_points(U, self.n_features_in_)
         return self._checked(self._calibrate(U), U)
+
+    def _is_multiclass(self) -> bool:
+        return "estimators_" in self.__dict__
+
+    def _multiclass_proba(self, S) -> np.ndarray:
+        S3 = multiclass_scores(S)
+        if S3 is None or S3.shape[1:] != (self.n_features_in_, self.n_classes_):
+            raise ValueError(
+                f"this model fuses {self.n_features_in_} scorers of {self.n_classes_} classes: "
+                f"pass S of shape (n, {self.n_features_in_}, {self.n_classes_}) (or a list of "
+                f"{self.n_features_in_} arrays of shape (n, {self.n_classes_})), got "
+                f"{np.shape(S) if S3 is None else S3.shape}."
+            )
+        P = np.column_stack(
+            [e._positive_proba(S3[:, :, k]) for k, e in enumerate(self.estimators_)]
+        )
+        return couple(P, self.coupling_slope_, self.coupling_intercept_)
 
     def _checked(self, p, U) -> np.ndarray:
         p = np.asarray(p, dtype=float).reshape(-1)
@@ -411,20 +491,41 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        S : array-like of shape (n, M)
+        S : array-like of shape (n, M), or (n, M, C) for a multi-class model
 
         Returns
         -------
-        proba : ndarray of shape (n, 2)
-            Columns follow ``classes_``; the second is ``P(Y = classes_[1])``.
+        proba : ndarray of shape (n, 2), or (n, C)
+            Columns follow ``classes_``; for a binary model the second is
+            ``P(Y = classes_[1])``. Rows sum to one.
         """
+        check_is_fitted(self, "classes_")
+        if self._is_multiclass():
+            return self._multiclass_proba(S)
+        if multiclass_scores(S) is not None:
+            S = self._binary_columns(S)
         p = self._positive_proba(S)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, S) -> np.ndarray:
-        """Labels at threshold 0.5 (the negative class on an exact tie)."""
+        """The most probable label (binary: threshold 0.5, the negative class on a tie)."""
+        check_is_fitted(self, "classes_")
+        if self._is_multiclass():
+            return self.classes_[np.argmax(self._multiclass_proba(S), axis=1)]
+        if multiclass_scores(S) is not None:
+            S = self._binary_columns(S)
         p = self._positive_proba(S)
         return self.classes_[(p > 0.5).astype(int)]
+
+    def _binary_columns(self, S) -> np.ndarray:
+        """The positive class's scores of (n, M, 2) input to a binary model."""
+        S3 = multiclass_scores(S)
+        if S3.shape[2] != 2:
+            raise ValueError(
+                f"this model fuses binary scores: pass S of shape (n, {self.n_features_in_}), "
+                f"got multi-class scores of shape {S3.shape}."
+            )
+        return S3[:, :, 1]
 
     def _validated_scores(self, S) -> np.ndarray:
         S = check_scores(
@@ -512,6 +613,14 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         # "takes only 1-D X" (its checks then feed X[:, 0] everywhere), not "also takes 1-D".
         tags.input_tags.allow_nan = getattr(self, "missing", "error") == "marginal"
         return tags
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out.append(sub)
+        out.extend(_subclasses(sub))
+    return out
 
 
 def _subset_mask(kept: np.ndarray, sub: np.ndarray) -> np.ndarray:

@@ -237,7 +237,9 @@ def encode_binary_targets(y, n: int) -> tuple[np.ndarray, np.ndarray]:
         # binary-only classifiers (checked by check_classifier_not_supporting_multiclass).
         raise ValueError(
             "Only binary classification is supported. y must hold exactly two classes; "
-            f"found {classes.shape[0]}: {shown}."
+            f"found {classes.shape[0]}: {shown}. For {classes.shape[0]} classes pass each "
+            f"scorer's {classes.shape[0]} class scores: S of shape (n, M, "
+            f"{classes.shape[0]}), or a list of M arrays of shape (n, {classes.shape[0]})."
         )
     return classes, y_idx.astype(float)
 

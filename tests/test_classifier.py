@@ -469,9 +469,6 @@ def test_multiclass_with_a_binary_only_method_says_so(doubles):
         clf.fit(X, y)
 
 
-@pytest.mark.xfail(
-    raises=ValueError, strict=True, reason="multi-class fusion methods arrive with issue 13"
-)
 def test_default_method_fuses_multiclass_scores():
     X, y = make_classification(n_samples=300, n_informative=4, n_classes=3, random_state=0)
     clf = FusionClassifier(two_bases()).fit(X, y)

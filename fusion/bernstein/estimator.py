@@ -151,6 +151,7 @@ class BernsteinFusion(FusionEstimator):
 
     _allows_1d = True
     _monotone = True
+    _supports_multiclass = True
     _parameter_constraints = {
         "degree": [Interval(Integral, 0, None, closed="left"), "array-like", StrOptions({"cv"})],
         "degree_grid": ["array-like", None],
@@ -349,6 +350,8 @@ class BernsteinFusion(FusionEstimator):
             from .distributed import predict_proba_dask
 
             return predict_proba_dask(self, S)
+        if self._is_multiclass() or S is None or np.ndim(S) != 2:
+            return super().predict_proba(S)
         # FusionEstimator.predict_proba, with fewer full-size temporaries (it clips U and p
         # into copies and stacks a third): normalized scores already lie inside (0, 1).
         U = self._normalize(S)

@@ -540,7 +540,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
                 raise
             # "Only binary classification is supported." is scikit-learn's wording for a
             # binary-only classifier (check_classifier_not_supporting_multiclass).
-            binary_only = not get_tags(self._fusion_class()()).classifier_tags.multi_class
+            binary_only = not getattr(self._fusion_class(), "_supports_multiclass", False)
             raise ValueError(
                 ("Only binary classification is supported. " if binary_only else "")
                 + f"Fusion method {self.method!r} could not fuse the multi-class scores: an "
@@ -637,9 +637,11 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         except (ValueError, TypeError, AttributeError):
             pass  # invalid estimators are reported by fit
         try:
-            tags.classifier_tags.multi_class = get_tags(
-                self._fusion_class()()
-            ).classifier_tags.multi_class
+            # The fusion method's tag speaks of 2-D score input; it fuses (n, M, C) scores,
+            # which is what this classifier gives it, when it supports multi-class input.
+            tags.classifier_tags.multi_class = bool(
+                getattr(self._fusion_class(), "_supports_multiclass", False)
+            )
         except (ValueError, TypeError):
             pass
         return tags

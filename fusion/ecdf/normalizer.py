@@ -351,7 +351,7 @@ def valid_knots(k: np.ndarray, v: np.ndarray) -> bool:
     """Whether ``(k, v)`` describe a valid fitted column (see :meth:`ECDFNormalizer.from_knots`)."""
     if not (
         isinstance(k, np.ndarray) and isinstance(v, np.ndarray)
-        and k.dtype.kind in "iuf" and v.dtype == np.float64
+        and k.dtype in (np.float64, np.int64, np.uint64) and v.dtype == np.float64
         and k.ndim == 1 and k.shape == v.shape and k.shape[0] >= 2
     ):  # fmt: skip
         return False

@@ -13,7 +13,13 @@ CHECK_ATOL = 1e-9
 
 
 def check_points(estimator) -> np.ndarray:
-    """Points of the unit cube for the self-check: its diagonal, the ECDF values, random ones."""
+    """Points of the unit cube for the self-check: its diagonal, the ECDF values, random ones.
+
+    Shape ``(k, M)``; for a multi-class model ``(k, M, C)``, each class's points those of its
+    one-vs-rest fusion.
+    """
+    if "estimators_" in vars(estimator):
+        return np.stack([check_points(e) for e in estimator.estimators_], axis=2)
     M = estimator.n_features_in_
     diagonal = np.linspace(0.0, 1.0, 5)[:, None].repeat(M, axis=1)
     knots = np.column_stack([np.resize(v, 8) for v in estimator.ecdf_.values_])
@@ -25,11 +31,50 @@ def check_points(estimator) -> np.ndarray:
 def check_loaded(est, points, proba, saved_by) -> None:
     """Refuse a loaded model whose base fitted state is inconsistent or that does not
     reproduce ``proba`` at ``points``."""
-    from ..ecdf import ECDFNormalizer
+    if "estimators_" in vars(est):
+        _check_multiclass_state(est)
+    else:
+        _check_binary_state(est)
+    _self_check(est, points, proba, saved_by)
 
-    def bad(msg: str):
-        raise PersistenceError(f"invalid fusion model file: {msg}")
 
+def _bad(msg: str):
+    raise PersistenceError(f"invalid fusion model file: {msg}")
+
+
+def _check_multiclass_state(est) -> None:
+    classes, models = est.classes_, est.estimators_
+    C = len(classes) if isinstance(classes, np.ndarray) and classes.ndim == 1 else 0
+    if C < 3:
+        _bad("a multi-class model's classes_ must be an array of at least 3 labels.")
+    try:
+        ordered = bool(np.all(classes[1:] > classes[:-1]))
+    except TypeError:
+        ordered = False
+    if not ordered:
+        _bad(f"classes_ must hold sorted distinct labels, got {classes.tolist()[:10]}.")
+    if type(models) is not list or len(models) != C or getattr(est, "n_classes_", None) != C:
+        _bad(f"a multi-class model needs n_classes_ = {C} and one fusion per class.")
+    for k, model in enumerate(models):
+        if type(model) is not type(est) or "estimators_" in vars(model):
+            _bad(f"estimators_[{k}] must be a binary {type(est).__name__}.")
+        _check_binary_state(model)
+        if model.n_features_in_ != est.n_features_in_:
+            _bad(f"estimators_[{k}] fuses {model.n_features_in_} scores, not {est.n_features_in_}.")
+    slope, intercept = est.coupling_slope_, est.coupling_intercept_
+    if not (isinstance(slope, float) and np.isfinite(slope) and slope >= 0):
+        _bad("coupling_slope_ must be a finite float >= 0.")
+    if not (
+        isinstance(intercept, np.ndarray) and intercept.shape == (C,)
+        and intercept.dtype == np.float64 and np.all(np.isfinite(intercept))
+    ):  # fmt: skip
+        _bad(f"coupling_intercept_ must be {C} finite floats.")
+
+
+def _check_binary_state(est) -> None:
+    from ..ecdf import ECDFNormalizer, valid_knots
+
+    bad = _bad
     for attr in ("classes_", "ecdf_", "n_features_in_"):
         if not hasattr(est, attr):
             bad(f"the fitted attribute {attr!r} is missing.")
@@ -68,22 +113,22 @@ def check_loaded(est, points, proba, saved_by) -> None:
     if len(ecdf.knots_) != M or len(ecdf.values_) != M:
         bad(f"ecdf_ has {len(ecdf.knots_)} knot arrays for {M} score columns.")
     for j, (k, v) in enumerate(zip(ecdf.knots_, ecdf.values_, strict=True)):
-        ok = (
-            isinstance(k, np.ndarray) and isinstance(v, np.ndarray)
-            and k.dtype == np.float64 and v.dtype == np.float64
-            and k.ndim == 1 and k.shape == v.shape and k.shape[0] >= 2
-            and np.all(np.isfinite(k)) and np.all(np.diff(k) > 0)
-            and np.all(np.diff(v) > 0) and v[0] > 0 and v[-1] < 1
-        )  # fmt: skip
-        if not ok:
+        if not valid_knots(k, v):
             bad(f"ecdf_ knots/values of column {j} are not increasing float arrays in (0, 1).")
+
+
+def _self_check(est, points, proba, saved_by) -> None:
+    M = est.n_features_in_
+    C = est.n_classes_ if "estimators_" in vars(est) else None
+    tail = (M,) if C is None else (M, C)
+    want = (points.shape[0],) if C is None else (points.shape[0], C)
     if not (
-        isinstance(points, np.ndarray) and points.dtype == np.float64 and points.ndim == 2
-        and points.shape[0] >= 1 and points.shape[1] == M
-        and isinstance(proba, np.ndarray) and proba.dtype == np.float64
-        and proba.shape == (points.shape[0],)
+        isinstance(points, np.ndarray) and points.dtype == np.float64
+        and points.ndim == 1 + len(tail) and points.shape[0] >= 1 and points.shape[1:] == tail
+        and isinstance(proba, np.ndarray) and proba.dtype == np.float64 and proba.shape == want
     ):  # fmt: skip
-        bad(f"the self-check must hold float64 points of shape (k, {M}) and k probabilities.")
+        shape = ", ".join(map(str, tail))
+        _bad(f"the self-check must hold float64 points of shape (k, {shape}) and probabilities.")
     try:
         p = est.calibrating_function(points)
     except Exception as err:  # noqa: BLE001 - any failure means an inconsistent file

@@ -98,6 +98,7 @@ class UnivariateCalibrator(FusionEstimator):
     """
 
     _allows_1d = True
+    _supports_multiclass = True
     _parameter_constraints = {"combine": [StrOptions(set(COMBINE_RULES))], **COMMON_PARAMETERS}
     _fitted_attributes = (
         "combine_coef_",

@@ -1,0 +1,132 @@
+"""Multi-class fusion (fusion/_multiclass.py and the base's multi-class path): input forms,
+labels, the coupled distribution, monotonicity in each class's own scores, persistence, and
+bad input. The known-truth comparison for the default method is in tests/bernstein."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+
+import fusion
+from fusion._multiclass import couple, fit_coupling
+
+FAST = {"enir": {}, "rpr": {"degree": 4, "lam": np.inf}}
+
+
+def simulate(n: int, C: int = 4, M: int = 3, seed: int = 0):
+    """Scorers that miscalibrate a known multinomial posterior: too hot, too cold, biased."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, C))
+    logits = 1.5 * X
+    truth = softmax(logits, axis=1)
+    y = (rng.random(n)[:, None] > np.cumsum(truth, axis=1)).sum(axis=1)
+    bias = np.zeros(C)
+    bias[0] = 1.0
+    scorers = [softmax(2.0 * logits, 1), softmax(0.5 * logits, 1), softmax(logits + bias, 1)]
+    return np.stack(scorers[:M], axis=1), y, truth
+
+
+@pytest.mark.parametrize("method", sorted(FAST))
+def test_rows_are_distributions_over_the_sorted_labels(method):
+    S, y, _ = simulate(600)
+    labels = np.array(["ant", "bee", "cat", "dog"])[y]  # strings, sorted as given
+    model = fusion.fit(S, labels, method=method, **FAST[method])
+    assert model.n_classes_ == 4 and list(model.classes_) == ["ant", "bee", "cat", "dog"]
+    p = model.predict_proba(S)
+    assert p.shape == (600, 4) and np.all(p >= 0)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+    np.testing.assert_array_equal(model.predict(S), model.classes_[np.argmax(p, axis=1)])
+    # the same scores as a list of M arrays of shape (n, C)
+    q = model.predict_proba([S[:, m] for m in range(3)])
+    np.testing.assert_array_equal(p, q)
+
+
+def test_non_contiguous_integer_labels_map_to_the_columns_in_sorted_order():
+    S, y, _ = simulate(500, seed=1)
+    labels = np.array([10, -3, 7, 42])[y]  # sorted: -3, 7, 10, 42
+    order = np.argsort([10, -3, 7, 42])
+    model = fusion.fit(S[:, :, order], labels, method="enir")
+    np.testing.assert_array_equal(model.classes_, [-3, 7, 10, 42])
+    ref = fusion.fit(S[:, :, order], np.argsort(order)[y], method="enir")
+    np.testing.assert_array_equal(
+        model.predict_proba(S[:, :, order]), ref.predict_proba(S[:, :, order])
+    )
+
+
+def test_each_class_probability_rises_with_its_own_scores():
+    S, y, _ = simulate(800, seed=2)
+    model = fusion.fit(S, y, method="rpr", **FAST["rpr"])
+    rng = np.random.default_rng(3)
+    base = S[rng.integers(0, 800, 40)]
+    grid = np.linspace(0.001, 0.999, 60)
+    for k in range(4):
+        for m in range(3):
+            X = np.repeat(base, grid.size, axis=0)
+            X[:, m, k] = np.tile(grid, base.shape[0])
+            p = model.predict_proba(X)[:, k].reshape(base.shape[0], grid.size)
+            assert np.all(np.diff(p, axis=1) >= -1e-12), (k, m)
+
+
+def test_two_class_scores_fit_the_binary_model_of_the_second_class():
+    S, y, _ = simulate(400, C=2, seed=4)
+    a = fusion.fit(S, y, method="enir")
+    b = fusion.fit(S[:, :, 1], y, method="enir")
+    np.testing.assert_array_equal(a.predict_proba(S), b.predict_proba(S[:, :, 1]))
+
+
+def test_coupling_recovers_a_known_slope_and_intercepts():
+    rng = np.random.default_rng(5)
+    n, C = 20_000, 3
+    P = rng.uniform(0.05, 0.95, size=(n, C))
+    q = couple(P, 1.7, np.array([0.0, 0.4, -0.3]))
+    index = (rng.random(n)[:, None] > np.cumsum(q, axis=1)).sum(axis=1)
+    slope, intercept = fit_coupling(P, index, np.ones(n))
+    assert slope == pytest.approx(1.7, abs=0.1)
+    np.testing.assert_allclose(intercept, [0.0, 0.4, -0.3], atol=0.08)
+
+
+def test_multiclass_models_save_and_load_bit_for_bit(tmp_path):
+    S, y, _ = simulate(500, seed=6)
+    model = fusion.fit(S, np.array(["a", "b", "c", "d"])[y], method="rpr", **FAST["rpr"])
+    model.save(tmp_path / "m.fusion")
+    loaded = fusion.load(tmp_path / "m.fusion")
+    np.testing.assert_array_equal(loaded.classes_, model.classes_)
+    np.testing.assert_array_equal(loaded.predict_proba(S), model.predict_proba(S))
+
+
+@pytest.mark.parametrize(
+    ("make_input", "match"),
+    [
+        (lambda S, y: (S[:, :, :1], y), r"C = 1 class column"),
+        (lambda S, y: (S, np.minimum(y, 2)), r"y holds 3 classes .* gives 4 class scores"),
+        (lambda S, y: ([S[:, 0], S[:, 1, :3]], y), r"different numbers of classes \[4, 3\]"),
+        (
+            lambda S, y: (S[:, :, 0], y),
+            r"pass each scorer's 4 class scores: S of shape \(n, M, 4\)",
+        ),
+    ],
+    ids=["one-class-column", "label-count", "ragged-classes", "two-dimensional"],
+)
+def test_bad_multiclass_input_is_a_clear_error(make_input, match):
+    S, y, _ = simulate(200, seed=7)
+    S_bad, y_bad = make_input(S, y)
+    with pytest.raises(ValueError, match=match):
+        fusion.fit(S_bad, y_bad, method="enir")
+
+
+@pytest.mark.parametrize("method", ["copula", "mrmic"])
+def test_binary_only_methods_name_the_methods_that_take_multiclass_scores(method):
+    S, y, _ = simulate(200, seed=8)
+    with pytest.raises(ValueError, match=r"binary scores only.*BernsteinFusion.*RPRCalibrator"):
+        fusion.fit(S, y, method=method)
+
+
+def test_a_binary_model_refuses_multiclass_scores_and_vice_versa():
+    S, y, _ = simulate(300, seed=9)
+    multi = fusion.fit(S, y, method="enir")
+    with pytest.raises(ValueError, match=r"pass S of shape \(n, 3, 4\)"):
+        multi.predict_proba(S[:, :, 0])
+    binary = fusion.fit(S[:, :, 0], (y == 0).astype(int), method="enir")
+    with pytest.raises(ValueError, match=r"fuses binary scores.*\(n, 3\)"):
+        binary.predict_proba(S)
