@@ -21,8 +21,9 @@ from scipy import stats
 
 from fusion import CopulaFusion
 from fusion.copula import families as fam
-from fusion.copula.fit import _maximize_1d, fit_family
-from fusion.copula.sampling import sample
+from fusion.copula.family import maximize_1d as _maximize_1d
+from fusion.copula.fit import fit_family
+from fusion.copula.families import sample
 
 PAPER_SECONDS = {500: 1.486, 1000: 1.756}
 

@@ -116,7 +116,7 @@ class CopulaFusion(FusionEstimator):
     # With one score the model is Bayes' rule with KDE class-conditional densities.
     _allows_1d = True
     _parameter_constraints = {
-        "families": [StrOptions(set(fam.FAMILIES) | {"all"}), list, tuple],
+        "families": [StrOptions(set(fam.KNOWN_FAMILIES) | {"all"}), list, tuple],
         "selection": [StrOptions({"loglik", "aic"})],
         "bandwidth": [
             StrOptions({"silverman", "scott", "cv"}),
@@ -136,10 +136,10 @@ class CopulaFusion(FusionEstimator):
         names = [self.families] if isinstance(self.families, str) else list(self.families)
         if not names:
             raise ValueError(f"families is empty; pass 'all' or some of {list(fam.FAMILIES)}.")
-        unknown = [f for f in names if not isinstance(f, str) or f not in fam.FAMILIES]
+        unknown = [f for f in names if not isinstance(f, str) or f not in fam.KNOWN_FAMILIES]
         if unknown:
             raise ValueError(
-                f"unknown copula families {unknown}; known families: {list(fam.FAMILIES)}."
+                f"unknown copula families {unknown}; known families: {list(fam.KNOWN_FAMILIES)}."
             )
         if M == 1 and set(names) != {"independence"}:
             raise ValueError(
@@ -153,7 +153,7 @@ class CopulaFusion(FusionEstimator):
                     f"copula families {bivariate} are bivariate but there are {M} score "
                     f"columns; with M > 2 use some of {list(fam.families_for_dimension(M))}."
                 )
-        return tuple(f for f in fam.FAMILIES if f in names)
+        return tuple(f for f in fam.KNOWN_FAMILIES if f in names)
 
     def _fit_normalized(self, U, y, sample_weight):
         n, M = U.shape
@@ -219,7 +219,8 @@ class CopulaFusion(FusionEstimator):
             for m, (i, frac) in enumerate(positions):
                 log_marg += interpolate(self.marginal_log_pdf_[c, m], i, frac)
             P = self._pseudo_observations(c, U, positions)
-            log_cop = fam.log_density(self.copula_families_[key], P, self.copula_params_[key])
+            copula = fam.make(self.copula_families_[key], M, self.copula_params_[key])
+            log_cop = copula.logpdf(P)
             out[:, c] = np.log(self.class_prior_[c]) + log_marg + log_cop
         return out
 

@@ -8,7 +8,7 @@ from sklearn.base import clone
 import fusion
 from fusion import CopulaFusion
 from fusion.copula import families as fam
-from fusion.copula.sampling import sample
+from fusion.copula.families import sample
 
 # Two known class-conditional distributions: copula + marginals in score space.
 SKEWED = {
