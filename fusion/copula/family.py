@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from itertools import product
 from typing import ClassVar
 
@@ -49,6 +50,7 @@ from scipy.optimize import minimize_scalar
 __all__ = [
     "EPS",
     "NARROW",
+    "MAX_INTERVAL_AXES",
     "Copula",
     "OneParameterCopula",
     "registry",
@@ -64,6 +66,8 @@ EPS = 1e-10
 #: density times the width, exact to second order); below it the inclusion-exclusion sum
 #: would lose its digits to cancellation.
 NARROW = 1e-6
+#: Most interval coordinates per row whose rectangle probability is computed (2^k corners).
+MAX_INTERVAL_AXES = 10
 #: Floor of ``log(P(rectangle) / volume)`` where round-off leaves no positive probability.
 _LOG_RATIO_FLOOR = -700.0
 #: Objective value standing in for a non-finite negative log-likelihood.
@@ -121,6 +125,18 @@ def maximize_1d(
 
 def _reflected_axes(rotation: int) -> tuple[int, ...]:
     return {0: (), 90: (0,), 180: (0, 1), 270: (1,)}[rotation]
+
+
+@dataclass
+class _Prepared:
+    """Points and intervals laid out for repeated likelihood evaluations (see
+    :meth:`Copula._prepare`): rows with points only, and one group per pattern of interval
+    axes with the stacked rectangle corners."""
+
+    n: int
+    point_rows: np.ndarray | None = None
+    points: np.ndarray | None = None
+    groups: list = field(default_factory=list)
 
 
 class Copula(ABC):
@@ -216,8 +232,12 @@ class Copula(ABC):
         return params
 
     def supports_intervals(self, n_interval_axes: int) -> bool:
-        """Whether the likelihood is available with this many interval coordinates per row."""
-        return True
+        """Whether the likelihood is available with this many interval coordinates per row.
+
+        The inclusion-exclusion sum has ``2^k`` corners for ``k`` interval coordinates: at
+        most :data:`MAX_INTERVAL_AXES` of them.
+        """
+        return n_interval_axes <= MAX_INTERVAL_AXES
 
     # -- evaluation --------------------------------------------------------------------------
     def _require_params(self) -> dict:
@@ -287,46 +307,44 @@ class Copula(ABC):
         return self._log_ratio(lo, hi, self._require_params())
 
     def _log_ratio(self, lo: np.ndarray, hi: np.ndarray, params: dict) -> np.ndarray:
+        return self._evaluate(self._prepare(lo, hi), params)
+
+    def _prepare(self, lo: np.ndarray, hi: np.ndarray) -> _Prepared:
+        """Everything about points/intervals that does not depend on the parameters: row
+        patterns, rectangle corners (reflected by the rotation, clipped), their signs."""
         width = hi - lo
         interval = width > NARROW
-        mid = np.where(interval, lo, 0.5 * (lo + hi))
-        if not interval.any():
-            return self._with(params).logpdf(mid)
-        out = np.empty(lo.shape[0])
-        patterns, which = np.unique(interval, axis=0, return_inverse=True)
-        which = which.reshape(-1)
+        mid = 0.5 * (lo + hi)
+        axes = list(_reflected_axes(self.rotation))
+        prep = _Prepared(n=lo.shape[0])
+        point_rows = ~interval.any(axis=1)
+        if point_rows.any():
+            U = clip_unit(np.where(interval, lo, mid)[point_rows])
+            if axes:
+                U[:, axes] = 1.0 - U[:, axes]
+            prep.point_rows, prep.points = np.flatnonzero(point_rows), U
+        if point_rows.all():
+            return prep
+        patterns, which = np.unique(interval[~point_rows], axis=0, return_inverse=True)
+        rows_all = np.flatnonzero(~point_rows)
         for p, pattern in enumerate(patterns):
-            rows = which == p
-            if not pattern.any():
-                out[rows] = self._with(params).logpdf(mid[rows])
-                continue
+            rows = rows_all[which.reshape(-1) == p]
             K = tuple(int(j) for j in np.flatnonzero(~pattern))
             a = np.where(pattern, lo[rows], mid[rows])
             b = np.where(pattern, hi[rows], mid[rows])
-            mass = self._mass(a, b, K, params)
-            log_volume = np.sum(np.log(width[rows][:, pattern]), axis=1)
-            with np.errstate(divide="ignore"):
-                out[rows] = np.maximum(np.log(np.maximum(mass, 0.0)) - log_volume, _LOG_RATIO_FLOOR)
-        return out
+            # identical rows (the cells of discrete scores) are evaluated once
+            ab, inverse = np.unique(np.hstack([a, b]), axis=0, return_inverse=True)
+            a, b = ab[:, : self.dim], ab[:, self.dim :]
+            corners, owner, signs = self._corners(a, b, K)
+            log_volume = np.sum(np.log((b - a)[:, pattern]), axis=1)
+            prep.groups.append((rows, inverse.reshape(-1), K, corners, owner, signs, log_volume))
+        return prep
 
-    def _with(self, params: dict) -> Copula:
-        """The same family, dimension and rotation with other parameters."""
-        other = type(self).__new__(type(self))
-        other.dim, other.rotation, other.params, other.loglik = (
-            self.dim,
-            self.rotation,
-            params,
-            None,
-        )
-        return other
-
-    def _mass(
-        self, lo: np.ndarray, hi: np.ndarray, K: tuple[int, ...], params: dict | None = None
-    ) -> np.ndarray:
-        """Copula measure of the rectangle ``[lo, hi]`` in the axes outside ``K``, with the
-        density in the axes ``K`` (where ``lo == hi``), by inclusion-exclusion."""
-        params = self._require_params() if params is None else params
-        lo, hi = lo.copy(), hi.copy()
+    def _corners(self, lo: np.ndarray, hi: np.ndarray, K: tuple[int, ...]):
+        """Stacked rectangle corners (reflected, ``K`` axes clipped) with a coordinate at 0
+        dropped (``C = 0`` there), the row each belongs to and its inclusion-exclusion sign."""
+        # round-off can leave an interval end a hair outside [0, 1]
+        lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
         axes = list(_reflected_axes(self.rotation))
         if axes:
             lo[:, axes], hi[:, axes] = 1.0 - hi[:, axes], 1.0 - lo[:, axes]
@@ -334,19 +352,46 @@ class Copula(ABC):
         if Kl:
             lo[:, Kl] = hi[:, Kl] = clip_unit(lo[:, Kl])
         D = [j for j in range(self.dim) if j not in K]
-        total = np.zeros(lo.shape[0])
+        points, owner, signs = [], [], []
+        rows = np.arange(lo.shape[0])
         for corner in product((0, 1), repeat=len(D)):
             point = lo.copy()
             for j, up in zip(D, corner, strict=True):
                 if up:
                     point[:, j] = hi[:, j]
-            # a corner with a coordinate at 0 has C = 0 (and so every derivative)
             live = np.all(point[:, D] > 0.0, axis=1)
-            if not live.any():
-                continue
-            sign = -1.0 if (len(D) - sum(corner)) % 2 else 1.0
-            total[live] += sign * self._partial(point[live], K, params)
-        return total
+            points.append(point[live])
+            owner.append(rows[live])
+            signs.append(np.full(int(live.sum()), -1.0 if (len(D) - sum(corner)) % 2 else 1.0))
+        return np.vstack(points), np.concatenate(owner), np.concatenate(signs)
+
+    def _evaluate(self, prep: _Prepared, params: dict) -> np.ndarray:
+        """``log_ratio`` of prepared points and intervals at ``params``."""
+        out = np.empty(prep.n)
+        if prep.point_rows is not None:
+            out[prep.point_rows] = self._logpdf(prep.points, params)
+        for rows, inverse, K, corners, owner, signs, log_volume in prep.groups:
+            values = self._partial(corners, K, params) if corners.shape[0] else np.zeros(0)
+            mass = np.bincount(owner, signs * values, minlength=log_volume.shape[0])
+            with np.errstate(divide="ignore"):
+                ratio = np.maximum(np.log(np.maximum(mass, 0.0)) - log_volume, _LOG_RATIO_FLOOR)
+            out[rows] = ratio[inverse]
+        return out
+
+    def _with(self, params: dict) -> Copula:
+        """The same family, dimension and rotation with other parameters."""
+        other = type(self).__new__(type(self))
+        other.dim, other.rotation = self.dim, self.rotation
+        other.params, other.loglik = params, None
+        return other
+
+    def _mass(self, lo: np.ndarray, hi: np.ndarray, K: tuple[int, ...]) -> np.ndarray:
+        """Copula measure of the rectangle ``[lo, hi]`` in the axes outside ``K``, with the
+        density in the axes ``K`` (where ``lo == hi``), by inclusion-exclusion."""
+        params = self._require_params()
+        corners, owner, signs = self._corners(lo, hi, K)
+        values = self._partial(corners, K, params) if corners.shape[0] else np.zeros(0)
+        return np.bincount(owner, signs * values, minlength=lo.shape[0])
 
     # -- fitting and sampling ----------------------------------------------------------------
     def fit(self, lower, weights=None, upper=None) -> Copula:
@@ -432,9 +477,10 @@ class OneParameterCopula(Copula):
 
     def _fit_intervals(self, lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> tuple[dict, float]:
         a, b, to_theta = self._search()
+        prep = self._prepare(lo, hi)
 
         def loglik(t: float) -> float:
-            return wsum(w, self._log_ratio(lo, hi, {"theta": float(to_theta(t))}))
+            return wsum(w, self._evaluate(prep, {"theta": float(to_theta(t))}))
 
         t, ll = maximize_1d(loglik, a, b)
         return {"theta": float(to_theta(t))}, ll

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import families as fam
 from .family import NARROW
+from .kde import canonical_weights
 
 __all__ = ["fit_family", "fit_copula", "select_family", "unsupported_families"]
 
@@ -121,7 +122,7 @@ def fit_copula(
     loglik : dict
         Family name -> maximized log-likelihood (``-inf`` if it was not finite).
     """
-    w = np.asarray(w, dtype=float)
+    w = canonical_weights(w)  # bit-identical for proportional weights
     w = w * (w.sum() / np.sum(w * w))  # sums to (sum w)^2 / sum w^2
     keep = w > 0
     U, w = np.asarray(U, dtype=float)[keep], w[keep]

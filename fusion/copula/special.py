@@ -8,7 +8,7 @@ likelihood needs. Functions of arrays only; nothing here knows about copula obje
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from math import factorial
 
 import numpy as np
@@ -231,6 +231,7 @@ def bvn_cdf(h: np.ndarray, k: np.ndarray, rho) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=64)
 def _chi_scale_rule(df: float) -> tuple[np.ndarray, np.ndarray]:
     """Nodes ``r`` and weights for ``E[g(R)]``, ``R = sqrt(W / df)``, ``W ~ chi^2(df)``.
 
