@@ -76,66 +76,72 @@ def kendall_tau(x: np.ndarray, y: np.ndarray, w: np.ndarray, chunk: int = 512) -
 _PAIRS_MAX = 1000
 
 
-def _group_square_sum(*keys: np.ndarray, w: np.ndarray) -> float:
-    """``sum_g W_g^2`` over the groups of rows with equal keys."""
-    _, inverse = np.unique(np.column_stack(keys), axis=0, return_inverse=True)
-    W = np.bincount(inverse.reshape(-1), w)
-    return float(np.sum(W * W))
+def _dense_ranks(x: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... by increasing value (ties share a rank)."""
+    return np.unique(x, return_inverse=True)[1].reshape(-1)
 
 
 def _earlier_weights(rank: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each position ``i``: the weight of earlier positions with a smaller rank, and with
     an equal rank.
 
-    Divide and conquer over positions, one vectorized pass per level: at the level of blocks
-    of ``2s`` positions, every position in a block's right half counts the positions of the
-    left half below it (a sorted search on ``(block, rank)`` keys); every earlier pair is
-    counted at exactly one level.
+    Bottom-up merge sort, one vectorized pass per level: the positions are kept sorted by
+    ``(block, rank)``; merging a block's two halves (a stable sort of two sorted runs) lets
+    every position of the right half count, by a sorted search, the left-half positions below
+    it. Every earlier pair is counted at exactly one level.
     """
     n = rank.shape[0]
     K = int(rank.max()) + 1
-    pos = np.arange(n)
+    perm = np.arange(n)  # sorted by (position // size, rank)
     less, equal = np.zeros(n), np.zeros(n)
     size = 1
     while size < n:
-        block = pos // (2 * size)
-        right = (pos // size) % 2 == 1
-        left = ~right
-        keys = block[left] * K + rank[left]
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        cum = np.concatenate([[0.0], np.cumsum(w[left][order])])
-        query = block[right] * K + rank[right]
-        below = np.searchsorted(keys, query, side="left")
-        upto = np.searchsorted(keys, query, side="right")
-        start = np.searchsorted(keys, block[right] * K, side="left")
-        less[right] += cum[below] - cum[start]
-        equal[right] += cum[upto] - cum[below]
+        block = perm // (2 * size)
+        keys = block * K + rank[perm]
+        order = np.argsort(keys, kind="stable")  # merges two sorted runs per block
+        perm, keys, block = perm[order], keys[order], block[order]
+        left = (perm // size) % 2 == 0
+        cum = np.concatenate([[0.0], np.cumsum(np.where(left, w[perm], 0.0))])
+        # in this order a right-half position's smaller-ranked left-half positions run from
+        # its block's start to the start of its run of equal keys
+        below, upto = _run_bounds(keys)
+        start, _ = _run_bounds(block)
+        right = np.flatnonzero(~left)
+        less[perm[right]] += cum[below[right]] - cum[start[right]]
+        equal[perm[right]] += cum[upto[right]] - cum[below[right]]
         size *= 2
     return less, equal
 
 
-def _weighted_tau_sorted(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    """Weighted tau-b in ``O(n log^2 n)``.
+def _run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each position of a sorted array: start and end (exclusive) of its run of equals."""
+    new = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])
+    starts = np.flatnonzero(new)
+    run = np.cumsum(new) - 1
+    ends = np.concatenate([starts[1:], [sorted_keys.shape[0]]])
+    return starts[run], ends[run]
+
+
+def _weighted_tau_sorted(x: np.ndarray, y: np.ndarray, w: np.ndarray, ranks=None) -> float:
+    """Weighted tau-b in ``O(n log^2 n)`` (``ranks``: the dense ranks of x and y, if known).
 
     With rows sorted by ``(x, y)``, the numerator ``sum_{i<j} w_i w_j sgn(dx) sgn(dy)`` is the
     sum over ordered pairs of ``sgn(y_i - y_j)`` (earlier ``j``), minus the pairs tied in
     ``x`` (which that order counts as concordant when their ``y`` differ); the denominators
     count the pairs not tied in each variable.
     """
-    xr = np.unique(x, return_inverse=True)[1].reshape(-1)
-    yr = np.unique(y, return_inverse=True)[1].reshape(-1)
+    xr, yr = ranks if ranks is not None else (_dense_ranks(x), _dense_ranks(y))
     order = np.lexsort((yr, xr))
     xr, yr, w = xr[order], yr[order], w[order]
     less, equal = _earlier_weights(yr, w)
     before = np.cumsum(w) - w
     ordered = float(np.sum(w * (2.0 * less + equal - before)))
+    Wx, Wy = np.bincount(xr, w), np.bincount(yr, w)
+    # rows tied in (x, y) are adjacent in this order
+    runs = np.flatnonzero(np.r_[True, (np.diff(xr) != 0) | (np.diff(yr) != 0)])
+    Wxy = np.add.reduceat(w, runs)
+    sx, sy, sxy = float(Wx @ Wx), float(Wy @ Wy), float(Wxy @ Wxy)
     total2 = float(w.sum()) ** 2
-    sx, sy, sxy = (
-        _group_square_sum(xr, w=w),
-        _group_square_sum(yr, w=w),
-        _group_square_sum(xr, yr, w=w),
-    )
     concord = ordered - 0.5 * (sx - sxy)
     tx, ty = 0.5 * (total2 - sx), 0.5 * (total2 - sy)
     if tx <= 0 or ty <= 0:
@@ -146,8 +152,17 @@ def _weighted_tau_sorted(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
 def tau_correlation(U: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Correlation matrix ``sin(pi tau / 2)`` from pairwise weighted Kendall's tau."""
     M = U.shape[1]
+    keep = w > 0
+    U, w = U[keep], w[keep]
+    # many rows and unequal weights: rank every column once for the merge-sort tau
+    fast = U.shape[0] > _PAIRS_MAX and not np.all(w == w[0])
+    ranks = [_dense_ranks(U[:, j]) for j in range(M)] if fast else None
     C = np.eye(M)
     for j in range(M):
         for k in range(j + 1, M):
-            C[j, k] = C[k, j] = np.sin(0.5 * np.pi * kendall_tau(U[:, j], U[:, k], w))
+            if fast:
+                tau = _weighted_tau_sorted(U[:, j], U[:, k], w, (ranks[j], ranks[k]))
+            else:
+                tau = kendall_tau(U[:, j], U[:, k], w)
+            C[j, k] = C[k, j] = np.sin(0.5 * np.pi * tau)
     return as_correlation(C)

@@ -352,7 +352,7 @@ _COST_PER_ROW = {
 _COST_INTERVAL_FACTOR = 4.0
 #: Seconds per ``n log2(n)^2`` and pair of scores of the weighted Kendall's tau (Student-t
 #: with M > 2 and unequal weights).
-_COST_WEIGHTED_TAU = 3.7e-8
+_COST_WEIGHTED_TAU = 1e-8
 
 
 def estimated_fit_seconds(

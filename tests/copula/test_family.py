@@ -3,6 +3,8 @@ interval fits, and the bivariate normal / Student-t distribution functions behin
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from fusion.copula import families as fam
@@ -72,11 +74,11 @@ def test_cdf_is_the_distribution_function_of_the_density(family, params):
 def test_hfunctions_are_the_partial_derivatives_of_the_cdf(family, params):
     c = fam.make(family, 2, params)
     h = 1e-6
-    for given in (0, 1):
+    for axis in (0, 1):
         step = np.zeros(2)
-        step[given] = h
+        step[axis] = h
         numeric = (c.cdf(_PTS + step) - c.cdf(_PTS - step)) / (2 * h)
-        np.testing.assert_allclose(c.hfunc(_PTS, given), numeric, atol=1e-8)
+        np.testing.assert_allclose(c.hfunc(_PTS, axis), numeric, atol=1e-8)
     # a conditional CDF: 0 and 1 at the ends of the other coordinate, increasing between
     t = np.linspace(0, 1, 41)
     U = np.column_stack([np.full_like(t, 0.3), t])
@@ -316,3 +318,36 @@ def test_families_are_registered_classes_with_one_interface():
         fam.make("gumbel", 2).logpdf(_PTS)
     with pytest.raises(ValueError, match="corr must have shape"):
         fam.make("gaussian", 3, {"corr": _corr(2, 0.5)})
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    M=st.integers(2, 3),
+    family_index=st.integers(0, len(fam.KNOWN_FAMILIES) - 1),
+    t=st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0, 1)),
+    seed=st.integers(0, 1000),
+)
+def test_interval_likelihood_finite_everywhere_within_bounds(M, family_index, t, seed):
+    family = fam.KNOWN_FAMILIES[family_index]
+    if family in fam.BIVARIATE_ONLY and M > 2:
+        return
+    cls, _ = fam.parse(family)
+    if family in ("gaussian", "student"):
+        rho = (2 * t - 1) * 0.999 if M == 2 else 0.999 * t
+        params = {"corr": _corr(M, rho), **({"df": 2 + 48 * t} if family == "student" else {})}
+    elif family == "independence":
+        params = {}
+    else:
+        lo, hi = cls(dim=M).theta_bounds()
+        params = {"theta": lo + t * (hi - lo)}
+    c = fam.make(family, M, params)
+    rng = np.random.default_rng(seed)
+    n = 60
+    a = rng.random((n, M)) ** rng.choice([1, 5, 40], size=(n, M))
+    a = np.where(rng.random((n, M)) < 0.5, a, 1 - a)
+    b = np.minimum(a + rng.choice([0, 1e-12, 1e-7, 1e-4, 0.05, 0.5], size=(n, M)), 1.0)
+    a[rng.random((n, M)) < 0.1] = 0.0
+    b[rng.random((n, M)) < 0.1] = 1.0
+    if not c.supports_intervals(M):
+        b[:, 0] = a[:, 0]  # at most two interval coordinates
+    assert np.all(np.isfinite(c.log_ratio(a, b)))
