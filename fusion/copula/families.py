@@ -1,14 +1,28 @@
-"""Copula families: log-densities, parameter bounds and the number of free parameters.
+"""Copula families, one class per family, and the name-level helpers built on them.
 
-Every density here is written in closed form with NumPy/SciPy and evaluated in log space, so
-it stays finite for pseudo-observations clipped into ``[EPS, 1 - EPS]`` at every parameter
-inside the bounds (large dependence parameters make ``u**-theta`` or ``exp(theta)`` overflow
-when computed naively). The formulas for Gaussian, Student-t, Clayton, Frank and Gumbel are
-the ones ``copulae`` implements and are cross-checked against it in the tests; they are
-re-implemented because (i) evaluating them through ``copulae`` objects costs about 1 ms per
-call, which dominates a maximum-likelihood fit that calls them hundreds of times, (ii)
-``copulae`` 0.8 returns NaN for the bivariate Frank copula with a negative parameter, and
-(iii) ``copulae`` has neither Plackett nor the rotated families.
+Each family is a subclass of :class:`fusion.copula.family.Copula` defined in this file; its
+``family`` name registers it, so **adding a family means adding a class here** (its
+log-density, mixed derivatives ``_partial``, fits and sampler) and nothing else. The estimator
+refers to families by name: ``"clayton"``, or ``"clayton_rot180"`` for a rotation, and
+:data:`FAMILIES` (the default candidates), :func:`make`, :func:`log_density`, :func:`sample`
+and :func:`n_params` turn names into objects.
+
+Every density is written in closed form with NumPy/SciPy and evaluated in log space, so it
+stays finite for pseudo-observations clipped into ``[EPS, 1 - EPS]`` at every parameter inside
+the bounds (large dependence parameters make ``u**-theta`` or ``exp(theta)`` overflow when
+computed naively).
+
+Why not ``copulae``
+    The Gaussian, Student-t, Clayton, Frank and Gumbel densities are the ones ``copulae``
+    implements and are cross-checked against it in the tests (it is a test dependency, not a
+    runtime one): they agree to 1e-8 under the supported NumPy (2.x), so ``copulae`` is
+    correct for them, but it is not used because (i) evaluating them through ``copulae``
+    objects costs 0.25-1 ms per call, and the same bounded fits run 15-40x slower through it
+    (``benchmarks/bench_copula.py``: a maximum-likelihood fit calls them hundreds of times);
+    (ii) ``copulae`` 0.7-0.8 returns NaN for the bivariate Frank copula with a negative
+    parameter and its Frank sampler is wrong for M > 2 (pairwise Kendall's tau 0.25 instead of
+    0.46 at ``theta = 5``); (iii) it has neither Plackett nor rotations, nor the conditional
+    distributions (h-functions) and rectangle probabilities that discrete scores need.
 
 Families and parameters (``params`` dicts hold plain floats / arrays):
 
@@ -19,104 +33,112 @@ independence       ``{}``                 --                                    
 gaussian           ``corr`` (M, M)        off-diagonal ``|rho| <= 0.999``          any M
 student            ``corr``, ``df``       ``|rho| <= 0.999``, ``2 <= df <= 50``    any M
 clayton            ``theta``              ``1e-4 <= theta <= 50``                  any M
-clayton_rot180     ``theta``              as clayton                               M = 2
 gumbel             ``theta``              ``1 <= theta <= 50``                     any M
-gumbel_rot180      ``theta``              as gumbel                                M = 2
 frank              ``theta``              ``-50..50`` (M = 2), ``1e-4..50``        any M
 plackett           ``theta``              ``exp(-10) <= theta <= exp(10)``         M = 2
 =================  =====================  =======================================  ==========
 
-Frank needs ``theta > 0`` when M > 2. The rotated families are the survival copulas:
-``c_rot180(u) = c(1 - u)``. The Gumbel and Frank densities for M > 2 use the generator
-derivatives of Hofert, Maechler & McNeil (2012): Frank's as a sum of positive terms, Gumbel's
-polynomial coefficients from (alternating) Stirling-number sums, which agree with ``copulae``
-to 1e-13 up to M = 10 (checked by hand; the tests go to M = 4).
+Clayton and Gumbel also come rotated by 90, 180 or 270 degrees (bivariate; ``_rot180`` is the
+survival copula ``c(1 - u)``, ``_rot90``/``_rot270`` reflect one coordinate and model negative
+dependence); the default candidates include the 180-degree rotations. Frank, Plackett and the
+elliptical families are radially symmetric and reach negative dependence through their
+parameter, so they have no rotations. Frank needs ``theta > 0`` when M > 2.
+
+The Archimedean families (Clayton, Gumbel, Frank) share one form for every mixed derivative
+``d^K C / du_K = psi^{(|K|)}(sum_m psi^{-1}(u_m)) prod_{k in K} (psi^{-1})'(u_k)`` through their
+generator ``psi``; the generator derivatives are those of Hofert, Maechler & McNeil (2012):
+Frank's as a sum of positive terms, Gumbel's polynomial coefficients from (alternating)
+Stirling-number sums, which agree with ``copulae`` to 1e-13 up to M = 10. The elliptical
+families' mixed derivatives are conditional normal or t distribution functions, available for
+at most two interval coordinates per row when M > 2 (:meth:`Copula.supports_intervals`).
 """
 
 from __future__ import annotations
 
-from functools import cache
-from math import factorial
-
 import numpy as np
-from scipy.special import betaincinv, gammaln, ndtri, stdtr, stdtrit
+from scipy import stats
+from scipy.optimize import minimize
+from scipy.special import gammaln, ndtr, ndtri, stdtr
+
+from .dependence import RHO_MAX, as_correlation, normal_scores_correlation, tau_correlation
+from .family import EPS, Copula, OneParameterCopula, clip_unit, maximize_1d, registry, wsum
+from .special import (
+    bvn_cdf,
+    bvt_cdf,
+    gumbel_poly_coefficients,
+    log1p_sum_expm1,
+    log_neg_expm1,
+    logsumexp_rows,
+    polylog_log_coefficients,
+    student_quantiles,
+)
 
 __all__ = [
     "EPS",
     "FAMILIES",
+    "KNOWN_FAMILIES",
     "BIVARIATE_ONLY",
     "BOUNDS",
+    "IndependenceCopula",
+    "GaussianCopula",
+    "StudentCopula",
+    "ClaytonCopula",
+    "GumbelCopula",
+    "FrankCopula",
+    "PlackettCopula",
     "families_for_dimension",
+    "parse",
+    "make",
     "n_params",
     "clip_unit",
     "log_density",
-    "gaussian_logpdf",
-    "student_logpdf",
-    "student_quantile",
-    "student_quantiles",
-    "clayton_logpdf",
-    "frank_logpdf",
-    "gumbel_logpdf",
-    "plackett_logpdf",
+    "sample",
     "plackett_cdf",
 ]
 
-#: Pseudo-observations are clipped into ``[EPS, 1 - EPS]`` before any copula is evaluated:
-#: every log-density below is finite there, for every parameter within :data:`BOUNDS`.
-EPS = 1e-10
-
-#: All family names, in the order used to break ties in selection (simplest first).
-FAMILIES = (
-    "independence",
-    "gaussian",
-    "student",
-    "clayton",
-    "clayton_rot180",
-    "gumbel",
-    "gumbel_rot180",
-    "frank",
-    "plackett",
-)
-
-#: Families defined only for two scores.
-BIVARIATE_ONLY = frozenset({"clayton_rot180", "gumbel_rot180", "plackett"})
-
-#: Parameter bounds used by the maximum-likelihood fit (see the module table).
-BOUNDS = {
-    "rho": (-0.999, 0.999),
-    "df": (2.0, 50.0),
-    "clayton": (1e-4, 50.0),
-    "gumbel": (1.0, 50.0),
-    "frank": (-50.0, 50.0),
-    "frank_multivariate": (1e-4, 50.0),
-    "plackett": (float(np.exp(-10.0)), float(np.exp(10.0))),
-}
+_ATANH_MAX = float(np.arctanh(RHO_MAX))
+#: Tolerance on ``log df`` of the Student-t profile likelihood (flat for large df).
+_DF_XATOL = 1e-3
+#: Objective value standing in for a non-finite negative log-likelihood.
+_BAD = 1e300
 
 
-def families_for_dimension(M: int) -> tuple[str, ...]:
-    """The candidate families defined in ``M`` dimensions, in :data:`FAMILIES` order.
-
-    A single variable's only copula is independence (the uniform density).
-    """
-    if M == 1:
-        return ("independence",)
-    return tuple(f for f in FAMILIES if M == 2 or f not in BIVARIATE_ONLY)
+# ---------------------------------------------------------------------------------------------
+# Independence.
 
 
-def n_params(family: str, M: int) -> int:
-    """Number of free parameters (for AIC)."""
-    if family == "independence":
+class IndependenceCopula(Copula):
+    """The independence copula ``C(u) = prod_m u_m``; no parameter (``params == {}``)."""
+
+    family = "independence"
+
+    def n_params(self) -> int:
         return 0
-    if family == "gaussian":
-        return M * (M - 1) // 2
-    if family == "student":
-        return M * (M - 1) // 2 + 1
-    return 1
 
+    def _check_params(self, params: dict) -> dict:
+        return {}
 
-def clip_unit(U: np.ndarray, eps: float = EPS) -> np.ndarray:
-    """Clip pseudo-observations into ``[eps, 1 - eps]``."""
-    return np.clip(U, eps, 1.0 - eps)
+    def _logpdf(self, U, params):
+        return np.zeros(U.shape[0])
+
+    def _partial(self, U, K, params):
+        D = [j for j in range(U.shape[1]) if j not in K]
+        return np.prod(U[:, D], axis=1)
+
+    def _fit_points(self, U, w):
+        return {}, 0.0
+
+    def _fit_intervals(self, lo, hi, w):
+        return {}, 0.0
+
+    def supports_intervals(self, n_interval_axes: int) -> bool:
+        return True
+
+    def _log_ratio(self, lo, hi, params):
+        return np.zeros(lo.shape[0])  # P(rectangle) = its volume
+
+    def _sample(self, n, rng, params):
+        return rng.random((n, self.dim))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,111 +162,20 @@ def _mahalanobis(X: np.ndarray, L: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", Y, Y)
 
 
-def gaussian_logpdf(U: np.ndarray, corr: np.ndarray) -> np.ndarray:
-    """Gaussian copula log-density ``-log|R|/2 - z'(R^{-1} - I)z/2`` with ``z = Phi^{-1}(u)``."""
+def _corr2(rho: float) -> np.ndarray:
+    return np.array([[1.0, rho], [rho, 1.0]])
+
+
+def _gaussian_logpdf(U: np.ndarray, corr: np.ndarray) -> np.ndarray:
+    """``-log|R|/2 - z'(R^{-1} - I)z/2`` with ``z = Phi^{-1}(u)``."""
     Z = ndtri(U)
     L = _chol(corr)
     q = _mahalanobis(Z, L)
     return -np.sum(np.log(np.diag(L))) - 0.5 * (q - np.einsum("ij,ij->i", Z, Z))
 
 
-def student_quantile(u: np.ndarray, df: float) -> np.ndarray:
-    """Quantile of Student's t with ``df`` degrees of freedom.
-
-    Through the inverse regularized incomplete beta function, about 4x faster than
-    ``scipy.special.stdtrit`` (which dominates the Student-t fit). With ``p = min(u, 1 - u)``,
-    ``x^2 = df (1 - b) / b`` where ``b = I^{-1}_{2p}(df/2, 1/2)``; near the median ``1 - b`` is
-    computed directly as ``I^{-1}_{1-2p}(1/2, df/2)`` to avoid cancellation. Beyond
-    ``p < 1e-12`` (never reached by clipped pseudo-observations) ``stdtrit`` is used.
-    """
-    u = np.asarray(u, dtype=float)
-    p = np.minimum(u, 1.0 - u)
-    x = np.empty_like(p)
-    tail = p < 0.25
-    b = betaincinv(0.5 * df, 0.5, 2.0 * p[tail])
-    x[tail] = np.sqrt(df * (1.0 - b) / b)
-    c = betaincinv(0.5, 0.5 * df, 1.0 - 2.0 * p[~tail])
-    x[~tail] = np.sqrt(df * c / (1.0 - c))
-    far = p < 1e-12  # betaincinv loses accuracy there; stdtrit does not (and is rarely needed)
-    if np.any(far):
-        # stdtrit is unreliable at the extreme (scipy 1.16 gives -1e100 for df = 2 at
-        # p = 1e-300, scipy 1.17 +inf for df = 2.7): keep its answer only where its own CDF
-        # gives p back; elsewhere use the leading tail term P(T < -x) ~ K x^-df / df with
-        # K = G((df+1)/2) df^((df+1)/2) / (sqrt(pi df) G(df/2)), exact to O(x^-2) out there.
-        pf = p[far]
-        xf = np.abs(stdtrit(df, pf))
-        with np.errstate(invalid="ignore", over="ignore"):
-            bad = ~(np.abs(stdtr(df, -xf) / pf - 1.0) < 1e-6)
-        if np.any(bad):
-            log_k = (
-                gammaln(0.5 * (df + 1))
-                - gammaln(0.5 * df)
-                + 0.5 * df * np.log(df)
-                - 0.5 * np.log(np.pi)
-            )
-            xf[bad] = np.exp((log_k - np.log(df) - np.log(pf[bad])) / df)
-        x[far] = xf
-    return np.where(u < 0.5, -x, x)
-
-
-#: Above this many values :func:`student_quantiles` interpolates a table.
-_TABLE_THRESHOLD = 4096
-#: Table nodes in ``logit(u)`` on ``[-_TABLE_LOGIT, 0]`` (mirrored for the upper half).
-_TABLE_NODES, _TABLE_LOGIT = 1025, 23.5
-
-
-def _student_quantile_table(df: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Nodes of ``x(l)``, the t quantile as a function of ``l = logit(u)``, and ``h dx/dl``."""
-    ell = np.linspace(-_TABLE_LOGIT, 0.0, _TABLE_NODES)
-    h = ell[1] - ell[0]
-    # only the lower half is computed: expit(l) is exact there, and x(-l) = -x(l)
-    x = student_quantile(np.exp(ell - np.logaddexp(0.0, ell)), df)
-    log_pdf = (
-        gammaln(0.5 * (df + 1))
-        - gammaln(0.5 * df)
-        - 0.5 * np.log(df * np.pi)
-        - 0.5 * (df + 1) * np.log1p(x * x / df)
-    )
-    # dx/dl = u (1 - u) / f(x)
-    slope = np.exp(-np.logaddexp(0.0, -ell) - np.logaddexp(0.0, ell) - log_pdf) * h
-    return x, slope, h
-
-
-def student_quantiles(u: np.ndarray, df: float) -> np.ndarray:
-    """:func:`student_quantile` for many points: cubic Hermite interpolation in ``logit(u)``.
-
-    Exact values (``betaincinv``) and derivatives ``u (1 - u) / f_t(x)`` at 1025 nodes of
-    ``logit(u)`` in ``[-23.5, 0]``, mirrored by symmetry; about 20x faster than the direct
-    computation over 10^5 points and more (it dominates the Student-t copula). Measured
-    ``|x - stdtrit(df, u)| / (1 + |x|)`` below ``1e-10`` for ``u`` in ``[1e-10, 1 - 1e-10]``
-    and ``2 <= df <= 50``, like the direct computation (tested); points farther out, and
-    arrays of at most 4096 values, are computed directly.
-    """
-    u = np.asarray(u, dtype=float)
-    if u.size <= _TABLE_THRESHOLD:
-        return student_quantile(u, df)
-    x_nodes, slopes, h = _student_quantile_table(df)
-    lower = np.minimum(u, 1.0 - u)  # exact for u >= 1/2 (Sterbenz)
-    with np.errstate(divide="ignore"):
-        pos = (np.log(lower) - np.log1p(-lower) + _TABLE_LOGIT) / h
-    inside = pos >= 0.0
-    i = np.minimum(np.where(inside, pos, 0.0).astype(np.intp), _TABLE_NODES - 2)
-    t = np.where(inside, pos - i, 0.0)
-    a, b, da, db = x_nodes[i], x_nodes[i + 1], slopes[i], slopes[i + 1]
-    d = b - a
-    x = a + t * (da + t * (3.0 * d - 2.0 * da - db + t * (da + db - 2.0 * d)))
-    if not np.all(inside):
-        x[~inside] = student_quantile(lower[~inside], df)
-    return np.where(u > 0.5, -x, x)
-
-
-def student_logpdf(U: np.ndarray, corr: np.ndarray, df: float) -> np.ndarray:
-    """Student-t copula log-density with correlation ``corr`` and ``df`` degrees of freedom."""
-    X = student_quantiles(U, df)
-    return _student_logpdf_from_quantiles(X, _chol(corr), df)
-
-
 def _student_logpdf_from_quantiles(X: np.ndarray, L: np.ndarray, df: float) -> np.ndarray:
+    """Student-t copula log-density from the t quantiles ``X`` and the Cholesky factor ``L``."""
     M = X.shape[1]
     const = (
         gammaln(0.5 * (df + M)) + (M - 1) * gammaln(0.5 * df) - M * gammaln(0.5 * (df + 1))
@@ -257,186 +188,521 @@ def _student_logpdf_from_quantiles(X: np.ndarray, L: np.ndarray, df: float) -> n
     )
 
 
+class _Elliptical(Copula):
+    """Shared by the Gaussian and Student-t copulas: correlation ``corr``, conditionals."""
+
+    def _check_params(self, params: dict) -> dict:
+        corr = np.asarray(params["corr"], dtype=float)
+        if corr.shape != (self.dim, self.dim):
+            raise ValueError(
+                f"corr must have shape ({self.dim}, {self.dim}) for a {self.dim}-dimensional "
+                f"copula, got {corr.shape}."
+            )
+        return {**params, "corr": corr}
+
+    def supports_intervals(self, n_interval_axes: int) -> bool:
+        # conditional distribution functions of at most two variables are available
+        return n_interval_axes <= 2
+
+    def _conditional(self, X: np.ndarray, K: tuple[int, ...], corr: np.ndarray):
+        """For the axes ``D`` outside ``K``: standardized conditional points given ``X_K``,
+        their conditional correlation, and ``L_K`` (the Cholesky factor of ``R_KK``)."""
+        M = X.shape[1]
+        Kl = list(K)
+        D = [j for j in range(M) if j not in K]
+        if len(D) > 2:
+            raise NotImplementedError(
+                f"the {self.family} copula's likelihood with {len(D)} interval coordinates "
+                "needs a multivariate distribution function of more than two variables."
+            )
+        if Kl:
+            R_KK = corr[np.ix_(Kl, Kl)]
+            B = np.linalg.solve(R_KK, corr[np.ix_(Kl, D)]).T  # R_DK R_KK^{-1}
+            mu = np.einsum("ik,dk->id", X[:, Kl], B)
+            S = corr[np.ix_(D, D)] - B @ corr[np.ix_(Kl, D)]
+            L_K = np.linalg.cholesky(R_KK)
+        else:
+            mu, S, L_K = np.zeros((X.shape[0], len(D))), corr[np.ix_(D, D)], None
+        sd = np.sqrt(np.diag(S))
+        with np.errstate(invalid="ignore"):
+            Y = (X[:, D] - mu) / sd
+        rho = S[0, 1] / (sd[0] * sd[1]) if len(D) == 2 else None
+        return Y, rho, L_K
+
+    def _pairwise_gaussian_corr(self, lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Correlation matrix of bivariate Gaussian-copula fits on each pair of axes (the
+        polychoric / polyserial correlations when some scores are discrete)."""
+        M = lo.shape[1]
+        C = np.eye(M)
+        for j in range(M):
+            for k in range(j + 1, M):
+                pair = GaussianCopula(dim=2).fit(lo[:, [j, k]], w, upper=hi[:, [j, k]])
+                C[j, k] = C[k, j] = pair.params["corr"][0, 1]
+        return as_correlation(C)
+
+
+class GaussianCopula(_Elliptical):
+    """Gaussian copula with correlation matrix ``corr`` (``params = {"corr": R}``).
+
+    Fit: M = 2, maximum likelihood in ``atanh(rho)``. M > 2: the weighted correlation of the
+    normal scores ``Phi^{-1}(u)`` (van der Waerden), a standard estimator and, for the
+    Gaussian copula with unknown margins, a semiparametrically efficient one (Klaassen &
+    Wellner 1997); it is not the likelihood maximizer given the pseudo-observations. With
+    intervals (discrete scores) and M > 2: each pair's maximum-likelihood correlation (the
+    polychoric / polyserial correlations), made positive definite.
+    """
+
+    family = "gaussian"
+
+    def n_params(self) -> int:
+        return self.dim * (self.dim - 1) // 2
+
+    def _logpdf(self, U, params):
+        return _gaussian_logpdf(U, params["corr"])
+
+    def _partial(self, U, K, params):
+        corr = params["corr"]
+        Z = ndtri(U)
+        Y, rho, _ = self._conditional(Z, K, corr)
+        log_c = _gaussian_logpdf(U[:, list(K)], corr[np.ix_(K, K)]) if len(K) >= 2 else 0.0
+        prob = ndtr(Y[:, 0]) if rho is None else bvn_cdf(Y[:, 0], Y[:, 1], rho)
+        return np.exp(log_c) * prob
+
+    def _fit_points(self, U, w):
+        if U.shape[1] > 2:
+            R = normal_scores_correlation(U, w)
+            return {"corr": R}, wsum(w, _gaussian_logpdf(U, R))
+        Z = ndtri(U)
+        s2 = Z[:, 0] ** 2 + Z[:, 1] ** 2
+        p = Z[:, 0] * Z[:, 1]
+        sw, ws2, wp = w.sum(), wsum(w, s2), wsum(w, p)
+
+        def loglik(r: float) -> float:
+            rho = np.tanh(r)
+            log_om = -2.0 * np.log(np.cosh(r))  # log(1 - rho^2)
+            return -0.5 * sw * log_om - (rho * rho * ws2 - 2.0 * rho * wp) / (2.0 * np.exp(log_om))
+
+        r, ll = maximize_1d(loglik, -_ATANH_MAX, _ATANH_MAX)
+        return {"corr": _corr2(float(np.tanh(r)))}, ll
+
+    def _fit_intervals(self, lo, hi, w):
+        if lo.shape[1] > 2:
+            R = self._pairwise_gaussian_corr(lo, hi, w)
+            return {"corr": R}, wsum(w, self._log_ratio(lo, hi, {"corr": R}))
+        prep = self._prepare(lo, hi)
+
+        def loglik(r: float) -> float:
+            return wsum(w, self._evaluate(prep, {"corr": _corr2(float(np.tanh(r)))}))
+
+        r, ll = maximize_1d(loglik, -_ATANH_MAX, _ATANH_MAX)
+        return {"corr": _corr2(float(np.tanh(r)))}, ll
+
+    def _sample(self, n, rng, params):
+        R = params["corr"]
+        return ndtr(rng.multivariate_normal(np.zeros(R.shape[0]), R, size=n))
+
+
+class StudentCopula(_Elliptical):
+    """Student-t copula, ``params = {"corr": R, "df": nu}``.
+
+    Fit: M = 2, the profile likelihood in ``log df`` (grid + Brent), maximized over
+    ``atanh(rho)`` for each ``df``. M > 2: ``R`` from the inversion of Kendall's tau,
+    ``R_jk = sin(pi tau_jk / 2)`` (valid for every elliptical copula; Demarta & McNeil 2005),
+    then the profile likelihood in ``df``. With intervals (discrete scores) and M > 2, ``R`` is
+    the pairwise Gaussian estimate of :class:`GaussianCopula` instead (Kendall's tau is biased
+    by ties), then ``df`` is profiled.
+    """
+
+    family = "student"
+    #: Bounds of the degrees of freedom.
+    df_bounds = (2.0, 50.0)
+
+    def n_params(self) -> int:
+        return self.dim * (self.dim - 1) // 2 + 1
+
+    def _check_params(self, params: dict) -> dict:
+        return {**super()._check_params(params), "df": float(params["df"])}
+
+    def _logpdf(self, U, params):
+        df = float(params["df"])
+        return _student_logpdf_from_quantiles(student_quantiles(U, df), _chol(params["corr"]), df)
+
+    @staticmethod
+    def _quantiles(U: np.ndarray, df: float) -> np.ndarray:
+        """t quantiles, exactly +-inf at 1 and 0."""
+        inner = (U > 0.0) & (U < 1.0)
+        X = np.where(U >= 1.0, np.inf, -np.inf)
+        X[inner] = student_quantiles(U[inner], df)
+        return X
+
+    def _cached_quantiles(self, U: np.ndarray, df: float) -> np.ndarray:
+        """:meth:`_quantiles`, remembered for the arrays of a fit (the profile likelihood
+        evaluates the same corners at one ``df`` for many correlations)."""
+        cache = self.__dict__.setdefault("_quantile_cache", {})
+        hit = cache.get((id(U), df))
+        if hit is not None and hit[0] is U:
+            return hit[1]
+        if len(cache) >= 16:
+            cache.clear()
+        X = self._quantiles(U, df)
+        cache[(id(U), df)] = (U, X)
+        return X
+
+    def _partial(self, U, K, params):
+        corr, df = params["corr"], float(params["df"])
+        X = self._cached_quantiles(U, df)
+        Y, rho, L_K = self._conditional(X, K, corr)
+        k = len(K)
+        if k:
+            Xk = X[:, list(K)]
+            log_c = _student_logpdf_from_quantiles(Xk, L_K, df) if k >= 2 else 0.0
+            # given X_K, X_D is t with df + k degrees of freedom and scale sqrt((df + q) / (df + k))
+            Y = Y / np.sqrt((df + _mahalanobis(Xk, L_K)) / (df + k))[:, None]
+        else:
+            log_c = 0.0
+        prob = stdtr(df + k, Y[:, 0]) if rho is None else bvt_cdf(Y[:, 0], Y[:, 1], rho, df + k)
+        return np.exp(log_c) * prob
+
+    def _log_df_bounds(self) -> tuple[float, float]:
+        return float(np.log(self.df_bounds[0])), float(np.log(self.df_bounds[1]))
+
+    def _fit_points(self, U, w):
+        M = U.shape[1]
+        if M > 2:
+            R = tau_correlation(U, w)
+            L = np.linalg.cholesky(R)
+
+            def profile(log_df: float) -> float:
+                df = float(np.exp(log_df))
+                X = student_quantiles(U, df)
+                return wsum(w, _student_logpdf_from_quantiles(X, L, df))
+
+            log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=7, xatol=_DF_XATOL)
+            return {"corr": R, "df": float(np.exp(log_df))}, ll
+
+        best_rho: dict[float, float] = {}
+
+        def profile(log_df: float) -> float:
+            df = float(np.exp(log_df))
+            X = student_quantiles(U, df)
+            s2 = X[:, 0] ** 2 + X[:, 1] ** 2
+            p = X[:, 0] * X[:, 1]
+            const = gammaln(0.5 * (df + 2)) + gammaln(0.5 * df) - 2 * gammaln(0.5 * (df + 1))
+            marg = wsum(w, 0.5 * (df + 1) * np.sum(np.log1p(X * X / df), axis=1))
+            sw = w.sum()
+
+            def loglik(r: float) -> float:
+                rho = np.tanh(r)
+                log_om = -2.0 * np.log(np.cosh(r))
+                q = (s2 - 2.0 * rho * p) / (df * np.exp(log_om))
+                return sw * (const - 0.5 * log_om) - 0.5 * (df + 2) * wsum(w, np.log1p(q)) + marg
+
+            # inner problem, solved ~10 times: a 3-point grid (the sign of rho) before Brent
+            r, ll = maximize_1d(loglik, -_ATANH_MAX, _ATANH_MAX, n_grid=3)
+            best_rho[log_df] = float(np.tanh(r))
+            return ll
+
+        log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=5, xatol=_DF_XATOL)
+        return {"corr": _corr2(best_rho[log_df]), "df": float(np.exp(log_df))}, ll
+
+    def _fit_intervals(self, lo, hi, w):
+        prep = self._prepare(lo, hi)
+        if lo.shape[1] > 2:
+            R = self._pairwise_gaussian_corr(lo, hi, w)
+
+            def profile(log_df: float) -> float:
+                return wsum(w, self._evaluate(prep, {"corr": R, "df": float(np.exp(log_df))}))
+
+            log_df, ll = maximize_1d(profile, *self._log_df_bounds(), n_grid=7, xatol=_DF_XATOL)
+            return {"corr": R, "df": float(np.exp(log_df))}, ll
+
+        # M = 2: both parameters at once (a profile over df costs ~300 evaluations of t
+        # distribution functions; this ~60), started from the Gaussian copula's correlation
+        # and the best df of a coarse grid
+        r0 = float(np.arctanh(GaussianCopula(dim=2)._fit_intervals(lo, hi, w)[0]["corr"][0, 1]))
+        log_df_lo, log_df_hi = self._log_df_bounds()
+
+        def neg(x: np.ndarray) -> float:
+            params = {"corr": _corr2(float(np.tanh(x[0]))), "df": float(np.exp(x[1]))}
+            v = wsum(w, self._evaluate(prep, params))
+            return -v if np.isfinite(v) else _BAD
+
+        starts = [np.array([r0, t]) for t in np.linspace(log_df_lo, log_df_hi, 4)]
+        x0 = min(starts, key=neg)
+        res = minimize(
+            neg,
+            x0,
+            method="L-BFGS-B",
+            bounds=[(-_ATANH_MAX, _ATANH_MAX), (log_df_lo, log_df_hi)],
+            options={"ftol": 1e-12, "gtol": 1e-7},
+        )
+        x = res.x if res.fun <= neg(x0) else x0
+        return {"corr": _corr2(float(np.tanh(x[0]))), "df": float(np.exp(x[1]))}, -neg(x)
+
+    def _sample(self, n, rng, params):
+        R, df = params["corr"], float(params["df"])
+        Z = rng.multivariate_normal(np.zeros(R.shape[0]), R, size=n)
+        X = Z / np.sqrt(rng.chisquare(df, size=(n, 1)) / df)
+        return stdtr(df, X)
+
+
 # ---------------------------------------------------------------------------------------------
-# Archimedean families (any M, positive dependence), Frank also negative for M = 2.
+# Archimedean families: C(u) = psi(sum_m psi^{-1}(u_m)).
 
 
-def _logsumexp_rows(A: np.ndarray) -> np.ndarray:
-    """Row-wise ``log(sum(exp(A)))``; ``-inf`` entries allowed (scipy's is ~50x slower here)."""
-    top = A.max(axis=1)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(under="ignore"):
-        return top + np.log(np.sum(np.exp(A - top[:, None]), axis=1))
+class _Archimedean(OneParameterCopula):
+    """Mixed derivatives from the generator ``psi``; a family gives, in log space,
+    ``psi^{-1}(u)``, ``(-1)^k psi^{(k)}(s)`` and ``-(psi^{-1})'(u)``."""
+
+    def _log_inv_gen(self, U: np.ndarray, theta: float) -> np.ndarray:
+        """``log psi^{-1}(u)`` (``-inf`` at ``u = 1``)."""
+        raise NotImplementedError
+
+    def _log_gen_deriv(self, k: int, log_s: np.ndarray, theta: float) -> np.ndarray:
+        """``log((-1)^k psi^{(k)}(s))`` at ``s = exp(log_s)``."""
+        raise NotImplementedError
+
+    def _log_neg_inv_gen_deriv(self, U: np.ndarray, theta: float) -> np.ndarray:
+        """``log(-(psi^{-1})'(u))``."""
+        raise NotImplementedError
+
+    def _archimedean_partial(self, U: np.ndarray, K: tuple[int, ...], theta: float) -> np.ndarray:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            log_s = logsumexp_rows(self._log_inv_gen(U, theta))
+            out = self._log_gen_deriv(len(K), log_s, theta)
+            if K:
+                out = out + np.sum(self._log_neg_inv_gen_deriv(U[:, list(K)], theta), axis=1)
+            return np.exp(np.where(np.isnan(out), -np.inf, out))
+
+    def _partial(self, U, K, params):
+        return self._archimedean_partial(U, K, float(params["theta"]))
 
 
-def _log1p_sum_expm1(A: np.ndarray) -> np.ndarray:
-    """Row-wise ``log(1 + sum_m expm1(a_m))`` for ``a_m >= 0`` without overflow."""
-    M = A.shape[1]
-    top = A.max(axis=1)
-    small = np.log1p(np.sum(np.expm1(np.minimum(A, 30.0)), axis=1))
-    with np.errstate(under="ignore"):
-        large = top + np.log(np.sum(np.exp(A - top[:, None]), axis=1) - (M - 1) * np.exp(-top))
-    return np.where(top > 30.0, large, small)
-
-
-def clayton_logpdf(U: np.ndarray, theta: float) -> np.ndarray:
-    """Clayton copula log-density, ``theta > 0``, any M.
+class ClaytonCopula(_Archimedean):
+    """Clayton copula, ``theta > 0``, any M; ``psi(s) = (1 + s)^(-1/theta)``.
 
     ``c(u) = prod_{k<M}(1 + k theta) prod_m u_m^{-(1+theta)}
     (1 + sum_m (u_m^{-theta} - 1))^{-(M + 1/theta)}``, the last factor in log space without
-    overflow.
+    overflow. Lower tail dependence; rotate it by 180 degrees for upper tail dependence, by 90
+    or 270 for negative dependence.
     """
-    M = U.shape[1]
-    logU = np.log(U)
-    const = float(np.sum(np.log1p(theta * np.arange(M))))
-    return (
-        const
-        - (1.0 + theta) * logU.sum(axis=1)
-        - (M + 1.0 / theta) * _log1p_sum_expm1(-theta * logU)
-    )
 
+    family = "clayton"
+    rotations = (0, 90, 180, 270)
+    default_rotations = (0, 180)
+    #: Bounds of ``theta`` (searched on ``log theta``).
+    bounds = (1e-4, 50.0)
 
-def _log_neg_expm1(x: np.ndarray) -> np.ndarray:
-    """``log(1 - exp(-x))`` for ``x > 0``, accurate at both ends (Maechler's log1mexp).
+    def theta_bounds(self):
+        return self.bounds
 
-    ``log(-expm1(-x))`` loses ``exp(-x)`` entirely once it is below the double precision of
-    1 (``x > 37``), which the M-dimensional Frank density needs; ``log1p(-exp(-x))`` is
-    accurate there and ``log(-expm1(-x))`` for ``x < log 2``.
-    """
-    x = np.asarray(x, dtype=float)
-    small = x < np.log(2.0)
-    with np.errstate(divide="ignore"):
-        return np.where(small, np.log(-np.expm1(-np.where(small, x, 1.0))), np.log1p(-np.exp(-x)))
-
-
-def frank_logpdf(U: np.ndarray, theta: float) -> np.ndarray:
-    """Frank copula log-density; ``theta != 0`` for M = 2, ``theta > 0`` for M > 2.
-
-    For M = 2 and ``theta > 0``,
-    ``c = theta (1 - e^-theta) e^{-theta(u+v)} / D^2`` with the denominator written as a sum
-    of two non-negative terms, ``D = e^{-theta u}(1 - e^{-theta v}) + e^{-theta v}(1 -
-    e^{-theta(1-v)})``, so it never cancels; a negative ``theta`` uses
-    ``c_{-theta}(u, v) = c_theta(u, 1 - v)``. For M > 2 the density is
-    ``theta^{M-1} Li_{-(M-1)}(z) / prod_m (e^{theta u_m} - 1)`` with
-    ``z = (1 - e^{-theta})^{1-M} prod_m (1 - e^{-theta u_m})``, the polylogarithm expanded as
-    a sum of positive terms in ``x = z / (1 - z)`` (Hofert, Maechler & McNeil 2012).
-    """
-    M = U.shape[1]
-    if theta == 0.0:
-        return np.zeros(U.shape[0])
-    if M == 2:
-        u, v = U[:, 0], U[:, 1]
-        if theta < 0:
-            theta, v = -theta, 1.0 - v
-        logD = np.logaddexp(
-            -theta * u + _log_neg_expm1(theta * v),
-            -theta * v + _log_neg_expm1(theta * (1.0 - v)),
+    def _logpdf(self, U, params):
+        theta = float(params["theta"])
+        M = U.shape[1]
+        logU = np.log(U)
+        const = float(np.sum(np.log1p(theta * np.arange(M))))
+        return (
+            const
+            - (1.0 + theta) * logU.sum(axis=1)
+            - (M + 1.0 / theta) * log1p_sum_expm1(-theta * logU)
         )
-        return np.log(theta) + _log_neg_expm1(theta) - theta * (u + v) - 2.0 * logD
-    if theta < 0:
-        raise ValueError(f"the Frank copula needs theta > 0 when M > 2, got {theta}.")
-    k = M - 1
-    log_z = (1 - M) * _log_neg_expm1(theta) + np.sum(_log_neg_expm1(theta * U), axis=1)
-    log_x = log_z - np.log(-np.expm1(log_z))
-    coef = _polylog_log_coefficients(k)
-    log_li = _logsumexp_rows(coef[None, :] + np.arange(1, k + 2)[None, :] * log_x[:, None])
-    # log(e^y - 1) = y + log(1 - e^-y), exact for every y > 0
-    log_expm1 = theta * U + _log_neg_expm1(theta * U)
-    return k * np.log(theta) + log_li - log_expm1.sum(axis=1)
+
+    def _log_inv_gen(self, U, theta):
+        x = -theta * np.log(U)  # log(u^-theta - 1) = x + log(1 - e^-x)
+        return x + log_neg_expm1(x)
+
+    def _log_gen_deriv(self, k, log_s, theta):
+        const = float(np.sum(np.log(1.0 / theta + np.arange(k))))
+        return const - (1.0 / theta + k) * np.logaddexp(0.0, log_s)
+
+    def _log_neg_inv_gen_deriv(self, U, theta):
+        return np.log(theta) - (theta + 1.0) * np.log(U)
+
+    def _sample(self, n, rng, params):
+        theta = float(params["theta"])
+        V = rng.gamma(1.0 / theta, size=(n, 1))
+        E = rng.exponential(size=(n, self.dim))
+        return (1.0 + E / V) ** (-1.0 / theta)
 
 
-@cache
-def _stirling2(n: int) -> tuple[tuple[int, ...], ...]:
-    """Stirling numbers of the second kind ``S(i, j)`` for ``0 <= i, j <= n`` (exact ints)."""
-    S = [[0] * (n + 1) for _ in range(n + 1)]
-    S[0][0] = 1
-    for i in range(1, n + 1):
-        for j in range(1, i + 1):
-            S[i][j] = j * S[i - 1][j] + S[i - 1][j - 1]
-    return tuple(tuple(r) for r in S)
-
-
-@cache
-def _stirling1(n: int) -> tuple[tuple[int, ...], ...]:
-    """Signed Stirling numbers of the first kind ``s(i, j)`` for ``0 <= i, j <= n``."""
-    s = [[0] * (n + 1) for _ in range(n + 1)]
-    s[0][0] = 1
-    for i in range(1, n + 1):
-        for j in range(1, i + 1):
-            s[i][j] = s[i - 1][j - 1] - (i - 1) * s[i - 1][j]
-    return tuple(tuple(r) for r in s)
-
-
-@cache
-def _polylog_log_coefficients(k: int) -> np.ndarray:
-    """``log(j! S(k+1, j+1))``, j = 0..k: ``Li_{-k}(z) = sum_j j! S(k+1, j+1) x^{j+1}``."""
-    S = _stirling2(k + 1)
-    return np.log(np.array([float(factorial(j) * S[k + 1][j + 1]) for j in range(k + 1)]))
-
-
-def _gumbel_poly_coefficients(M: int, alpha: float) -> np.ndarray:
-    """``a_{Mk}(alpha) = (-1)^{M-k} sum_{j=k}^M alpha^j s(M, j) S(j, k)``, k = 1..M.
-
-    The coefficients of the polynomial in Gumbel's M-th generator derivative (Hofert,
-    Maechler & McNeil 2012, Thm. 2); they are non-negative, tiny negative round-off is cut.
-    """
-    s1, s2 = _stirling1(M), _stirling2(M)
-    a = np.empty(M)
-    for k in range(1, M + 1):
-        total = sum(alpha**j * s1[M][j] * s2[j][k] for j in range(k, M + 1))
-        a[k - 1] = (-1) ** (M - k) * total
-    return np.maximum(a, 0.0)
-
-
-def gumbel_logpdf(U: np.ndarray, theta: float) -> np.ndarray:
-    """Gumbel copula log-density, ``theta >= 1``, any M.
+class GumbelCopula(_Archimedean):
+    """Gumbel copula, ``theta >= 1``, any M; ``psi(s) = exp(-s^(1/theta))``.
 
     With ``x_m = -log u_m``, ``t = sum_m x_m^theta``, ``s = t^(1/theta)``:
     ``log c = -s - M log t + log P_M(s) + M log theta + sum_m ((theta - 1) log x_m + x_m)``,
     ``P_M(s) = sum_k a_{Mk}(1/theta) s^k`` (for M = 2: ``P = s (theta - 1 + s) / theta^2``,
-    used in closed form).
+    used in closed form). Upper tail dependence; rotations as for Clayton.
     """
-    M = U.shape[1]
-    X = -np.log(U)
-    logX = np.log(X)
-    if M == 2:
-        log_t = np.logaddexp(theta * logX[:, 0], theta * logX[:, 1])
+
+    family = "gumbel"
+    rotations = (0, 90, 180, 270)
+    default_rotations = (0, 180)
+    #: Bounds of ``theta`` (searched on ``log theta``).
+    bounds = (1.0, 50.0)
+
+    def theta_bounds(self):
+        return self.bounds
+
+    def _logpdf(self, U, params):
+        theta = float(params["theta"])
+        M = U.shape[1]
+        X = -np.log(U)
+        logX = np.log(X)
+        if M == 2:
+            log_t = np.logaddexp(theta * logX[:, 0], theta * logX[:, 1])
+            log_s = log_t / theta
+            s = np.exp(log_s)
+            return (
+                -s
+                - 2.0 * log_t
+                + log_s
+                + np.log(theta - 1.0 + s)
+                + (theta - 1.0) * (logX[:, 0] + logX[:, 1])
+                + X[:, 0]
+                + X[:, 1]
+            )
+        log_t = logsumexp_rows(theta * logX)
         log_s = log_t / theta
         s = np.exp(log_s)
-        return (
-            -s
-            - 2.0 * log_t
-            + log_s
-            + np.log(theta - 1.0 + s)
-            + (theta - 1.0) * (logX[:, 0] + logX[:, 1])
-            + X[:, 0]
-            + X[:, 1]
+        with np.errstate(divide="ignore"):
+            log_a = np.log(gumbel_poly_coefficients(M, 1.0 / theta))
+        log_P = logsumexp_rows(log_a[None, :] + np.arange(1, M + 1)[None, :] * log_s[:, None])
+        return -s - M * log_t + log_P + M * np.log(theta) + np.sum((theta - 1.0) * logX + X, axis=1)
+
+    def _log_inv_gen(self, U, theta):
+        return theta * np.log(-np.log(U))
+
+    def _log_gen_deriv(self, k, log_s, theta):
+        alpha = 1.0 / theta
+        out = -np.exp(alpha * log_s)
+        if k == 0:
+            return out
+        log_a = np.log(gumbel_poly_coefficients(k, alpha))
+        j = np.arange(1, k + 1)
+        poly = logsumexp_rows(log_a[None, :] + j[None, :] * (alpha * log_s)[:, None])
+        return out - k * log_s + poly
+
+    def _log_neg_inv_gen_deriv(self, U, theta):
+        x = -np.log(U)
+        return np.log(theta) + (theta - 1.0) * np.log(x) + x
+
+    def _sample(self, n, rng, params):
+        alpha = 1.0 / float(params["theta"])
+        E = rng.exponential(size=(n, self.dim))
+        if alpha == 1.0:
+            return np.exp(-E)
+        # positive alpha-stable frailty with Laplace transform exp(-t^alpha) (Kanter 1975)
+        W = rng.uniform(0.0, np.pi, size=(n, 1))
+        E0 = rng.exponential(size=(n, 1))
+        V = (np.sin(alpha * W) / np.sin(W) ** (1.0 / alpha)) * (np.sin((1.0 - alpha) * W) / E0) ** (
+            (1.0 - alpha) / alpha
         )
-    log_t = _logsumexp_rows(theta * logX)
-    log_s = log_t / theta
-    s = np.exp(log_s)
-    with np.errstate(divide="ignore"):
-        log_a = np.log(_gumbel_poly_coefficients(M, 1.0 / theta))
-    log_P = _logsumexp_rows(log_a[None, :] + np.arange(1, M + 1)[None, :] * log_s[:, None])
-    return -s - M * log_t + log_P + M * np.log(theta) + np.sum((theta - 1.0) * logX + X, axis=1)
+        return np.exp(-((E / V) ** alpha))
+
+
+class FrankCopula(_Archimedean):
+    """Frank copula; ``theta != 0`` for M = 2, ``theta > 0`` for M > 2.
+
+    ``psi(s) = -log(1 - (1 - e^-theta) e^-s) / theta``. For M = 2 and ``theta > 0``,
+    ``c = theta (1 - e^-theta) e^{-theta(u+v)} / D^2`` with the denominator written as a sum
+    of two non-negative terms, ``D = e^{-theta u}(1 - e^{-theta v}) + e^{-theta v}(1 -
+    e^{-theta(1-v)})``, so it never cancels; a negative ``theta`` uses
+    ``C_{-theta}(u, v) = u - C_theta(u, 1 - v)``. For M > 2 the density is
+    ``theta^{M-1} Li_{-(M-1)}(z) / prod_m (e^{theta u_m} - 1)`` with
+    ``z = (1 - e^{-theta})^{1-M} prod_m (1 - e^{-theta u_m})``, the polylogarithm expanded as
+    a sum of positive terms in ``x = z / (1 - z)`` (Hofert, Maechler & McNeil 2012).
+    """
+
+    family = "frank"
+    log_scale = False
+    #: Bounds of ``theta`` for M = 2 and for M > 2.
+    bounds = (-50.0, 50.0)
+    bounds_multivariate = (1e-4, 50.0)
+
+    def theta_bounds(self):
+        return self.bounds if self.dim == 2 else self.bounds_multivariate
+
+    def _check_params(self, params: dict) -> dict:
+        theta = float(params["theta"])
+        if theta < 0 and self.dim > 2:
+            raise ValueError(f"the Frank copula needs theta > 0 when M > 2, got {theta}.")
+        return {"theta": theta}
+
+    def _logpdf(self, U, params):
+        theta = float(params["theta"])
+        M = U.shape[1]
+        if theta == 0.0:
+            return np.zeros(U.shape[0])
+        if M == 2:
+            u, v = U[:, 0], U[:, 1]
+            if theta < 0:
+                theta, v = -theta, 1.0 - v
+            logD = np.logaddexp(
+                -theta * u + log_neg_expm1(theta * v),
+                -theta * v + log_neg_expm1(theta * (1.0 - v)),
+            )
+            return np.log(theta) + log_neg_expm1(theta) - theta * (u + v) - 2.0 * logD
+        if theta < 0:
+            raise ValueError(f"the Frank copula needs theta > 0 when M > 2, got {theta}.")
+        k = M - 1
+        log_z = (1 - M) * log_neg_expm1(theta) + np.sum(log_neg_expm1(theta * U), axis=1)
+        log_x = log_z - np.log(-np.expm1(log_z))
+        coef = polylog_log_coefficients(k)
+        log_li = logsumexp_rows(coef[None, :] + np.arange(1, k + 2)[None, :] * log_x[:, None])
+        # log(e^y - 1) = y + log(1 - e^-y), exact for every y > 0
+        log_expm1 = theta * U + log_neg_expm1(theta * U)
+        return k * np.log(theta) + log_li - log_expm1.sum(axis=1)
+
+    def _log_inv_gen(self, U, theta):
+        # psi^{-1}(u) = log(1 + e^{-theta u} (1 - e^{-theta (1 - u)}) / (1 - e^{-theta u}))
+        ratio = np.exp(-theta * U + log_neg_expm1(theta * (1.0 - U)) - log_neg_expm1(theta * U))
+        return np.log(np.log1p(ratio))
+
+    def _log_gen_deriv(self, k, log_s, theta):
+        log_z = log_neg_expm1(theta) - np.exp(log_s)
+        # 1 - z from log z without cancellation (z is within 1e-17 of 1 for large theta)
+        log_1mz = np.log(-np.expm1(log_z))
+        if k == 0:
+            return np.log(-log_1mz) - np.log(theta)
+        log_x = log_z - log_1mz
+        coef = polylog_log_coefficients(k - 1)
+        log_li = logsumexp_rows(coef[None, :] + np.arange(1, k + 1)[None, :] * log_x[:, None])
+        return log_li - np.log(theta)
+
+    def _log_neg_inv_gen_deriv(self, U, theta):
+        return np.log(theta) - theta * U - log_neg_expm1(theta * U)
+
+    def _partial(self, U, K, params):
+        theta = float(params["theta"])
+        if theta == 0.0:
+            return IndependenceCopula(self.dim)._partial(U, K, {})
+        if theta > 0:
+            return self._archimedean_partial(U, K, theta)
+        # bivariate, theta < 0: C(u, v) = u - C_{|theta|}(u, 1 - v)
+        R = U.copy()
+        R[:, 1] = 1.0 - R[:, 1]
+        inner = self._archimedean_partial(R, K, -theta)
+        if 1 in K:
+            return inner
+        return (1.0 if 0 in K else U[:, 0]) - inner
+
+    def _sample(self, n, rng, params):
+        return self._frank(float(params["theta"]), n, self.dim, rng)
+
+    def _frank(self, theta, n, M, rng):
+        if theta < 0:
+            U = self._frank(-theta, n, 2, rng)
+            U[:, 1] = 1.0 - U[:, 1]
+            return U
+        # logarithmic-series frailty: P(V = k) proportional to p^k / k with p = 1 - e^-theta
+        p = -np.expm1(-theta)
+        V = stats.logser.rvs(p, size=(n, 1), random_state=rng)
+        E = rng.exponential(size=(n, M))
+        return -np.log1p(-p * np.exp(-E / V)) / theta
 
 
 # ---------------------------------------------------------------------------------------------
 # Plackett (bivariate).
-
-
-def plackett_logpdf(U: np.ndarray, theta: float) -> np.ndarray:
-    """Plackett copula log-density, ``theta > 0`` (``theta = 1`` is independence).
-
-    ``c = theta (1 + eta s) / Delta^{3/2}`` with ``eta = theta - 1``, ``s = u + v - 2uv`` and
-    ``Delta = (1 + eta (u + v))^2 - 4 theta eta u v``, rewritten as
-    ``1 + 2 eta s + eta^2 (u - v)^2`` whose terms are all non-negative when ``theta >= 1``.
-    """
-    u, v = U[:, 0], U[:, 1]
-    eta = theta - 1.0
-    s = u + v - 2.0 * u * v
-    delta = 1.0 + 2.0 * eta * s + eta * eta * (u - v) ** 2
-    return np.log(theta) + np.log1p(eta * s) - 1.5 * np.log(delta)
 
 
 def plackett_cdf(u: np.ndarray, v: np.ndarray, theta: float) -> np.ndarray:
@@ -449,7 +715,115 @@ def plackett_cdf(u: np.ndarray, v: np.ndarray, theta: float) -> np.ndarray:
     return (a - np.sqrt(a * a - 4.0 * theta * eta * u * v)) / (2.0 * eta)
 
 
+class PlackettCopula(OneParameterCopula):
+    """Plackett copula, ``theta > 0`` (``theta = 1`` is independence), bivariate.
+
+    ``c = theta (1 + eta s) / Delta^{3/2}`` with ``eta = theta - 1``, ``s = u + v - 2uv`` and
+    ``Delta = (1 + eta (u + v))^2 - 4 theta eta u v``, rewritten as
+    ``1 + 2 eta s + eta^2 (u - v)^2`` whose terms are all non-negative when ``theta >= 1``.
+    The conditional CDF is ``dC/du = 1/2 - (1 + eta (u + v) - 2 theta v) / (2 sqrt(Delta))``.
+    """
+
+    family = "plackett"
+    bivariate_only = True
+    #: Bounds of ``theta`` (searched on ``log theta``).
+    bounds = (float(np.exp(-10.0)), float(np.exp(10.0)))
+
+    def theta_bounds(self):
+        return self.bounds
+
+    @staticmethod
+    def _delta(u, v, eta):
+        return 1.0 + 2.0 * eta * (u + v - 2.0 * u * v) + eta * eta * (u - v) ** 2
+
+    def _logpdf(self, U, params):
+        theta = float(params["theta"])
+        u, v = U[:, 0], U[:, 1]
+        eta = theta - 1.0
+        s = u + v - 2.0 * u * v
+        delta = 1.0 + 2.0 * eta * s + eta * eta * (u - v) ** 2
+        return np.log(theta) + np.log1p(eta * s) - 1.5 * np.log(delta)
+
+    def _partial(self, U, K, params):
+        theta = float(params["theta"])
+        u, v = U[:, 0], U[:, 1]
+        if not K:
+            return plackett_cdf(u, v, theta)
+        eta = theta - 1.0
+        a = 1.0 + eta * (u + v)
+        other = v if K == (0,) else u
+        return np.clip(
+            0.5 - (a - 2.0 * theta * other) / (2.0 * np.sqrt(self._delta(u, v, eta))), 0, 1
+        )
+
+    def _sample(self, n, rng, params):
+        theta = float(params["theta"])
+        # conditional inversion (Johnson 1987, via Nelsen 2006 Exercise 3.38)
+        u = rng.random(n)
+        t = rng.random(n)
+        a = t * (1.0 - t)
+        b = theta + a * (theta - 1.0) ** 2
+        c = 2.0 * a * (u * theta**2 + 1.0 - u) + theta * (1.0 - 2.0 * a)
+        d = np.sqrt(theta) * np.sqrt(theta + 4.0 * a * u * (1.0 - u) * (1.0 - theta) ** 2)
+        v = (c - (1.0 - 2.0 * t) * d) / (2.0 * b)
+        return np.column_stack([u, v])
+
+
 # ---------------------------------------------------------------------------------------------
+# Names.
+
+_CLASSES = registry()
+
+#: Default candidate families (``families="all"``), in the order used to break ties in
+#: selection (simplest first).
+FAMILIES = tuple(cls.name_for(r) for cls in _CLASSES.values() for r in cls.default_rotations)
+#: Every accepted family name (the rotations by 90 and 270 degrees included).
+KNOWN_FAMILIES = tuple(cls.name_for(r) for cls in _CLASSES.values() for r in cls.rotations)
+#: Families defined only for two scores.
+BIVARIATE_ONLY = frozenset(
+    cls.name_for(r) for cls in _CLASSES.values() for r in cls.rotations if cls.bivariate_only or r
+)
+#: Parameter bounds used by the maximum-likelihood fits (see the module table).
+BOUNDS = {
+    "rho": (-RHO_MAX, RHO_MAX),
+    "df": StudentCopula.df_bounds,
+    "clayton": ClaytonCopula.bounds,
+    "gumbel": GumbelCopula.bounds,
+    "frank": FrankCopula.bounds,
+    "frank_multivariate": FrankCopula.bounds_multivariate,
+    "plackett": PlackettCopula.bounds,
+}
+
+
+def parse(name: str) -> tuple[type[Copula], int]:
+    """``"gumbel_rot180"`` -> ``(GumbelCopula, 180)``; a clear ValueError for unknown names."""
+    if isinstance(name, str):
+        base, sep, rot = name.partition("_rot")
+        cls = _CLASSES.get(base)
+        if cls is not None and (not sep or (rot.isdigit() and int(rot) in cls.rotations[1:])):
+            return cls, int(rot) if sep else 0
+    raise ValueError(f"unknown copula family {name!r}; known families: {list(KNOWN_FAMILIES)}.")
+
+
+def make(name: str, dim: int = 2, params: dict | None = None) -> Copula:
+    """The copula object for a family name, dimension and (optional) parameters."""
+    cls, rotation = parse(name)
+    return cls(dim=dim, rotation=rotation, params=params)
+
+
+def families_for_dimension(M: int) -> tuple[str, ...]:
+    """The default candidate families in ``M`` dimensions, in :data:`FAMILIES` order.
+
+    A single variable's only copula is independence (the uniform density).
+    """
+    if M == 1:
+        return ("independence",)
+    return tuple(f for f in FAMILIES if M == 2 or f not in BIVARIATE_ONLY)
+
+
+def n_params(family: str, M: int) -> int:
+    """Number of free parameters of a family in ``M`` dimensions (for AIC)."""
+    return make(family, M).n_params()
 
 
 def log_density(family: str, U: np.ndarray, params: dict) -> np.ndarray:
@@ -458,7 +832,7 @@ def log_density(family: str, U: np.ndarray, params: dict) -> np.ndarray:
     Parameters
     ----------
     family : str
-        One of :data:`FAMILIES`.
+        One of :data:`KNOWN_FAMILIES`.
     U : ndarray of shape (n, M)
         Points of ``[0, 1]^M``; clipped into ``[EPS, 1 - EPS]`` here.
     params : dict
@@ -468,25 +842,34 @@ def log_density(family: str, U: np.ndarray, params: dict) -> np.ndarray:
     -------
     ndarray of shape (n,)
     """
-    U = clip_unit(np.asarray(U, dtype=float))
-    if family in BIVARIATE_ONLY and U.shape[1] != 2:
-        raise ValueError(f"the {family} copula is bivariate; got {U.shape[1]} dimensions.")
-    if family == "independence":
-        return np.zeros(U.shape[0])
-    if family == "gaussian":
-        return gaussian_logpdf(U, params["corr"])
-    if family == "student":
-        return student_logpdf(U, params["corr"], float(params["df"]))
-    base, _, rotation = family.partition("_rot")
-    if rotation:
-        U = 1.0 - U
-    theta = float(params["theta"])
-    if base == "clayton":
-        return clayton_logpdf(U, theta)
-    if base == "gumbel":
-        return gumbel_logpdf(U, theta)
-    if base == "frank":
-        return frank_logpdf(U, theta)
-    if base == "plackett":
-        return plackett_logpdf(U, theta)
-    raise ValueError(f"unknown copula family {family!r}; known families: {list(FAMILIES)}.")
+    U = np.asarray(U, dtype=float)
+    return make(family, U.shape[1], params).logpdf(U)
+
+
+def sample(family: str, params: dict, n: int, M: int = 2, random_state=None) -> np.ndarray:
+    """Draw ``n`` points of ``[0, 1]^M`` from a copula (for simulations and tests).
+
+    Archimedean families use their frailty (Marshall-Olkin) representation, valid in any
+    dimension; Plackett uses conditional inversion.
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`KNOWN_FAMILIES`.
+    params : dict
+        ``{"corr": R}`` (gaussian), ``{"corr": R, "df": nu}`` (student), ``{"theta": t}``
+        (the others), ``{}`` (independence). ``R`` must be ``(M, M)``.
+    n : int
+    M : int, default=2
+        Dimension (ignored for the elliptical families, whose ``corr`` fixes it).
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    ndarray of shape (n, M)
+    """
+    cls, rotation = parse(family)
+    dim = np.shape(params["corr"])[0] if "corr" in params else M
+    if (cls.bivariate_only or rotation) and dim != 2:
+        raise ValueError(f"the {family} copula is bivariate; got M = {dim}.")
+    return cls(dim=dim, rotation=rotation, params=params).sample(n, random_state)

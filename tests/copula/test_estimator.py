@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 
 import fusion
 from fusion import CopulaFusion
 from fusion.copula import families as fam
-from fusion.copula.sampling import sample
+from fusion.copula.families import sample
+from fusion.metrics import binned_ece
 
 # Two known class-conditional distributions: copula + marginals in score space.
 SKEWED = {
@@ -260,3 +262,173 @@ def test_a_class_with_a_single_row_is_rejected():
 def test_clone_keeps_parameters():
     model = CopulaFusion(families=["frank"], selection="aic", bandwidth=0.1)
     assert clone(model).get_params() == model.get_params()
+
+
+# -- discrete and tied scores ----------------------------------------------------------------
+
+
+def _latent_scores(n, seed, kind):
+    """Class-conditional bivariate normal latent scores, observed binary or 5-valued."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < PRIOR).astype(int)
+    Z = np.empty((n, 2))
+    for label, mu, rho in ((0, (0.0, 0.0), 0.5), (1, (1.0, 0.8), 0.3)):
+        rows = y == label
+        Z[rows] = rng.multivariate_normal(mu, [[1, rho], [rho, 1]], size=int(rows.sum()))
+    if kind == "binary":
+        return (Z > 0.5).astype(float), y
+    return np.column_stack([np.searchsorted([-0.6, 0.0, 0.5, 1.1], Z[:, 0]), Z[:, 1]]), y
+
+
+def _five_valued_truth(S):
+    """Exact P(y = 1 | s) for the 5-valued + continuous simulation."""
+    edges = np.r_[-np.inf, -0.6, 0.0, 0.5, 1.1, np.inf]
+    k = S[:, 0].astype(int)
+    log_joint = []
+    for label, mu, rho in ((0, (0.0, 0.0), 0.5), (1, (1.0, 0.8), 0.3)):
+        z2 = S[:, 1] - mu[1]
+        m, sd = mu[0] + rho * z2, np.sqrt(1 - rho * rho)
+        cell = stats.norm.cdf((edges[k + 1] - m) / sd) - stats.norm.cdf((edges[k] - m) / sd)
+        log_joint.append(
+            np.log(PRIOR if label else 1 - PRIOR) + stats.norm.logpdf(z2) + np.log(cell)
+        )
+    return 1.0 / (1.0 + np.exp(log_joint[0] - log_joint[1]))
+
+
+def test_two_binary_scorers_give_the_cell_frequencies():
+    # Four cells, and per class two margins plus one dependence parameter: the model is
+    # saturated, so the fused probability of each cell is its training frequency of
+    # positives. Continuous KDE marginals gave ECE 29 % here (copula parameters at their
+    # bounds on four piles of tied pseudo-observations).
+    S, y = _latent_scores(2000, 0, "binary")
+    model = CopulaFusion().fit(S, y)
+    assert model.atom_column_.tolist() == [0, 0, 1, 1]
+    cells = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=float)
+    freq = [y[(S == c).all(axis=1)].mean() for c in cells]
+    np.testing.assert_allclose(model.predict_proba(cells)[:, 1], freq, atol=2e-3)
+    S_test, y_test = _latent_scores(20_000, 1, "binary")
+    assert binned_ece(y_test, model.predict_proba(S_test)[:, 1]) < 0.05
+
+
+def test_five_valued_and_continuous_scorers_are_calibrated():
+    S, y = _latent_scores(2000, 2, "five")
+    model = CopulaFusion().fit(S, y)
+    assert set(model.atom_column_.tolist()) == {0} and model.atom_value_.shape == (5,)
+    S_test, y_test = _latent_scores(20_000, 3, "five")
+    p = model.predict_proba(S_test)[:, 1]
+    exact = _five_valued_truth(S_test)
+    lr = LogisticRegression().fit(S, y).predict_proba(S_test)[:, 1]
+    assert np.mean(np.abs(p - exact)) < min(0.035, np.mean(np.abs(lr - exact)))
+    assert binned_ece(y_test, p) < 0.025
+
+
+def test_three_binary_scorers_leave_out_the_elliptical_families():
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 1500)
+    Z = rng.multivariate_normal(np.zeros(3), 0.4 + 0.6 * np.eye(3), size=1500) + y[:, None]
+    S = (Z > 0.5).astype(float)
+    with pytest.warns(UserWarning, match=r"\['gaussian', 'student'\]"):
+        model = CopulaFusion().fit(S, y)
+    assert "gaussian" not in model.copula_loglik_[0]
+    # the exact posterior of each of the 8 cells: the latent scores are equicorrelated
+    # normals, independent given a common factor (Gauss-Hermite over it)
+    cells = np.array(np.meshgrid([0, 1], [0, 1], [0, 1])).reshape(3, -1).T.astype(float)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(60)
+    weights = weights / weights.sum()
+
+    def cell_prob(mean):
+        t = (0.5 - mean - np.sqrt(0.4) * nodes[:, None]) / np.sqrt(0.6)
+        up = stats.norm.sf(t)
+        return np.array([weights @ np.prod(np.where(c == 1, up, 1 - up), axis=1) for c in cells])
+
+    prior = y.mean()
+    exact = prior * cell_prob(1.0) / (prior * cell_prob(1.0) + (1 - prior) * cell_prob(0.0))
+    # 8 cells, 7 free probabilities per class, 3 + 1 parameters: close, not saturated
+    err = np.abs(model.predict_proba(cells)[:, 1] - exact)
+    lr = LogisticRegression().fit(S, y).predict_proba(cells)[:, 1]
+    assert err.max() < 0.08 and err.mean() < np.abs(lr - exact).mean() + 0.015
+
+
+def test_unseen_values_of_a_discrete_score_get_the_continuous_extension():
+    S, y = _latent_scores(1000, 5, "binary")
+    model = CopulaFusion().fit(S, y)
+    p = model.predict_proba(np.array([[0.5, 0.0], [0.5, 1.0], [-3.0, 7.0]]))[:, 1]
+    assert np.all(np.isfinite(p)) and np.all((p > 0) & (p < 1))
+
+
+def test_rotated_by_90_degrees_fits_negative_lower_upper_dependence():
+    U = sample("clayton_rot90", {"theta": 3.0}, 1500, random_state=6)
+    y = np.r_[np.zeros(750, int), np.ones(750, int)]
+    S = stats.norm.ppf(U) + y[:, None]
+    model = CopulaFusion(families=["clayton", "clayton_rot90", "clayton_rot270"]).fit(S, y)
+    assert model.copula_families_ == {0: "clayton_rot90", 1: "clayton_rot90"}
+
+
+# -- weights, random_state, progress ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["continuous", "binary", "five", "three"])
+def test_predictions_do_not_change_when_all_weights_are_scaled(kind):
+    rng = np.random.default_rng(7)
+    if kind == "continuous":
+        S, y = draw(GAUSSIAN_MARGINS, 500, seed=7)
+    elif kind == "three":
+        y = rng.integers(0, 2, 500)
+        S = rng.normal(size=(500, 3)) + y[:, None] + rng.normal(size=(500, 1))
+    else:
+        S, y = _latent_scores(500, 7, kind)
+    w = rng.exponential(size=y.shape[0])
+    reference = CopulaFusion().fit(S, y, sample_weight=w).predict_proba(S)
+    for scaled in (3.7 * w, w / y.shape[0], 1e-9 * w, 1e9 * w):
+        got = CopulaFusion().fit(S, y, sample_weight=scaled).predict_proba(S)
+        np.testing.assert_allclose(got, reference, rtol=0, atol=1e-10)
+    # equal weights of any size are no weights
+    plain = CopulaFusion().fit(S, y).predict_proba(S)
+    np.testing.assert_allclose(
+        CopulaFusion().fit(S, y, sample_weight=np.full(y.shape[0], 0.01)).predict_proba(S),
+        plain,
+        rtol=0,
+        atol=1e-10,
+    )
+
+
+def test_random_state_is_accepted_and_changes_nothing():
+    S, y = draw(SKEWED, 400, seed=8)
+    p = CopulaFusion().fit(S, y).predict_proba(S)
+    for rs in (0, 123, np.random.RandomState(1)):
+        np.testing.assert_array_equal(CopulaFusion(random_state=rs).fit(S, y).predict_proba(S), p)
+
+
+def test_verbose_reports_every_copula_fit(capsys):
+    S, y = draw(SKEWED, 300, seed=9)
+    CopulaFusion(families=["gaussian", "frank"], verbose=True).fit(S, y)
+    err = capsys.readouterr().err
+    assert "CopulaFusion" in err and "6/6" in err  # (independence + 2 families) x 2 classes
+    CopulaFusion(families=["gaussian", "frank"]).fit(S, y)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_fit_estimated_to_take_long_warns_once_with_the_estimate(monkeypatch):
+    from fusion.copula import estimator
+
+    S, y = draw(SKEWED, 300, seed=10)
+    monkeypatch.setattr(estimator, "LONG_FIT_SECONDS", 0.0)
+    with pytest.warns(UserWarning, match="estimated to take about") as record:
+        CopulaFusion().fit(S, y)
+    assert len([r for r in record if "estimated" in str(r.message)]) == 1
+    # the estimate grows with n and M, and with the weighted Kendall's tau
+    est = estimator.estimated_fit_seconds
+    fams = fam.families_for_dimension(8)
+    assert est(10_000, 8, fams, False) > est(1_000, 8, fams, False) > est(1_000, 2, fams, False)
+    assert est(100_000, 8, fams, True) > 2 * est(100_000, 8, fams, False)
+    assert est(10**6, 8, fams, False) > estimator.LONG_FIT_SECONDS
+
+
+def test_save_and_load_with_atoms(tmp_path):
+    S, y = _latent_scores(600, 11, "five")
+    model = CopulaFusion().fit(S, y)
+    path = tmp_path / "copula.fusion"
+    model.save(path)
+    loaded = fusion.load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(S), model.predict_proba(S))
+    np.testing.assert_array_equal(loaded.atom_interval_, model.atom_interval_)

@@ -3,15 +3,10 @@ import pytest
 from scipy import stats
 
 from fusion.copula import families as fam
-from fusion.copula.fit import (
-    fit_copula,
-    fit_family,
-    kendall_tau,
-    normal_scores_correlation,
-    select_family,
-    tau_correlation,
-)
-from fusion.copula.sampling import sample
+from fusion.copula import special
+from fusion.copula.dependence import kendall_tau, normal_scores_correlation, tau_correlation
+from fusion.copula.families import sample
+from fusion.copula.fit import fit_copula, fit_family, select_family
 
 
 def _corr(M, rho):
@@ -76,7 +71,7 @@ def test_bivariate_gaussian_and_student_fits_beat_a_dense_grid():
     params, ll = fit_family("student", U, w)
     best = -np.inf
     for df in np.geomspace(2, 50, 40):
-        X = fam.student_quantile(fam.clip_unit(U), df)
+        X = special.student_quantile(fam.clip_unit(U), df)
         for r in np.linspace(-0.7, -0.1, 61):
             L = np.linalg.cholesky(_corr(2, r))
             best = max(best, float(w @ fam._student_logpdf_from_quantiles(X, L, df)))

@@ -173,3 +173,18 @@ def test_grid_size():
         G = kde.grid_size(h)
         assert (G - 1) & (G - 2) == 0  # a power of two plus one
         assert 1.0 / (G - 1) <= h / 64
+
+
+def test_rules_of_thumb_are_statsmodels_to_the_last_bit():
+    rng = np.random.default_rng(6)
+    samples = [
+        rng.random(500),
+        rng.beta(0.5, 3.0, 2000),
+        np.round(rng.random(300), 1),  # ties
+        rng.integers(0, 2, 400).astype(float),  # IQR may be 0: the sd alone
+        np.r_[np.zeros(90), rng.random(10)],  # IQR 0
+    ]
+    for x in samples:
+        w = np.ones_like(x)
+        assert kde.bandwidth_rule(x, w, "silverman") == max(bw_silverman(x), kde.MIN_BANDWIDTH)
+        assert kde.bandwidth_rule(x, w, "scott") == max(bw_scott(x), kde.MIN_BANDWIDTH)

@@ -3,7 +3,7 @@ import pytest
 from scipy import integrate, stats
 
 from fusion.copula import families as fam
-from fusion.copula.sampling import sample
+from fusion.copula.families import sample
 
 
 def _frank_tau(theta):
