@@ -41,6 +41,7 @@ from ._solver import QPSolver, SolverError, SolverWarning, one_blas_thread  # no
 from ._validation import (
     DIRECTION_Z,
     anti_alignment_z,
+    canonical_weights,
     check_normalized_points,
     check_sample_weight,
     check_scores,
@@ -277,6 +278,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         kept = w > 0
         if not kept.all():
             S, y01, w = S[kept], y01[kept], w[kept]
+        w = canonical_weights(w)  # proportional weights: identical bits from here on
         self._kept_rows = kept
         if S.shape[0] < 2:
             raise ValueError(
@@ -286,10 +288,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         self.base_rate_ = float(np.dot(w, y01) / w.sum())
         S = self._fit_direction(S, y01, w)
         self.ecdf_, U = self._fit_ecdf(S, w)
-        # Methods see weights with mean 1 (rescaled in two steps: dividing by the mean
-        # directly overflows for weights near 1e308, whose ratios are all that matters).
-        w = w / w.max()
-        w = w / w.mean()
+        w = w / w.mean()  # methods see weights with mean 1
         complete = ~np.isnan(U).any(axis=1)
         if self._fits_missing or complete.all():
             self._fit_scores(S, U, y01, w)
@@ -302,8 +301,10 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         """One binary fusion per class on the class's scores, coupled by a softmax."""
         self._validate_params()
         if not self._supports_multiclass:
-            supported = sorted(
-                c.__name__ for c in _subclasses(FusionEstimator) if c._supports_multiclass
+            supported = sorted(  # concrete estimators: shared bases have subclasses
+                c.__name__
+                for c in _subclasses(FusionEstimator)
+                if c._supports_multiclass and not c.__subclasses__()
             )
             raise ValueError(
                 f"{type(self).__name__} fuses binary scores only; multi-class scores (n, M, C) "

@@ -55,7 +55,7 @@ def multiclass_scores(S) -> np.ndarray | None:
             )
         S = np.stack([np.asarray(s) for s in S], axis=1)
     elif getattr(S, "ndim", None) == 3 or (
-        not hasattr(S, "columns") and not isinstance(S, np.ndarray) and np.ndim(S) == 3
+        not hasattr(S, "columns") and not isinstance(S, np.ndarray) and _ndim(S) == 3
     ):
         S = np.asarray(S)
     else:
@@ -72,6 +72,13 @@ def multiclass_scores(S) -> np.ndarray | None:
     if n == 0 or M == 0:
         raise ValueError(f"multi-class scores of shape {S.shape} are empty.")
     return S.astype(float)
+
+
+def _ndim(S) -> int:
+    try:
+        return np.asarray(S).ndim
+    except (ValueError, TypeError):  # ragged nested lists: reported by the 2-D validation
+        return -1
 
 
 def check_multiclass_targets(y, n: int, C: int) -> tuple[np.ndarray, np.ndarray]:

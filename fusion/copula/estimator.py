@@ -11,11 +11,12 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import FusionEstimator
+from .._base import COMMON_PARAMETERS, FusionEstimator
+from .._validation import canonical_weights
 from . import families as fam
 from .family import MAX_INTERVAL_AXES
 from .fit import fit_copula, unsupported_families
-from .kde import MIN_BANDWIDTH, canonical_weights
+from .kde import MIN_BANDWIDTH
 from .marginals import evaluate, find_atoms, fit_marginals
 
 __all__ = ["CopulaFusion"]
@@ -69,12 +70,14 @@ class CopulaFusion(FusionEstimator):
         KDE bandwidth on the normalized scale: Silverman's or Scott's rule of thumb (weighted
         when ``sample_weight`` is given), likelihood cross-validation, or a fixed value (at
         least 0.001) for every marginal.
+    increasing, missing, ecdf_knots
+        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
+    random_state : None, int or Generator, default=0
+        Unused: the fit is deterministic (no resampling, no random starts, no jittering of
+        tied scores). Accepted so that every fusion estimator takes it.
     verbose : bool, default=False
         Show progress (a tqdm bar when tqdm is installed, lines on stderr otherwise) over the
         copula fits of both classes.
-    random_state : None, int or Generator, default=None
-        Unused: the fit is deterministic (no resampling, no random starts, no jittering of
-        tied scores). Accepted so that every fusion estimator takes it.
 
     Attributes
     ----------
@@ -161,9 +164,24 @@ class CopulaFusion(FusionEstimator):
             StrOptions({"silverman", "scott", "cv"}),
             Interval(Real, MIN_BANDWIDTH, None, closed="left"),
         ],
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
+        **COMMON_PARAMETERS,
     }
+    _fitted_attributes = (
+        "class_prior_",
+        "bandwidths_",
+        "marginal_log_pdf_",
+        "marginal_cdf_",
+        "continuous_mass_",
+        "atom_column_",
+        "atom_value_",
+        "atom_interval_",
+        "atom_mass_",
+        "atom_cdf_",
+        "copula_families_",
+        "copula_params_",
+        "copula_loglik_",
+        "copula_candidate_params_",
+    )
 
     def __init__(
         self,
@@ -171,14 +189,20 @@ class CopulaFusion(FusionEstimator):
         *,
         selection: str = "loglik",
         bandwidth="silverman",
-        verbose: bool = False,
-        random_state=None,
+        increasing="auto",
+        missing: str = "error",
+        ecdf_knots="auto",
+        random_state=0,
+        verbose=False,
     ):
         self.families = families
         self.selection = selection
         self.bandwidth = bandwidth
-        self.verbose = verbose
+        self.increasing = increasing
+        self.missing = missing
+        self.ecdf_knots = ecdf_knots
         self.random_state = random_state
+        self.verbose = verbose
 
     # -- fitting -----------------------------------------------------------------------------
     def _candidate_families(self, M: int) -> tuple[str, ...]:

@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._validation import canonical_weights
 from . import families as fam
 from .family import NARROW
-from .kde import canonical_weights
 
 __all__ = ["fit_family", "fit_copula", "select_family", "unsupported_families"]
 

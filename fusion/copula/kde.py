@@ -63,12 +63,13 @@ from scipy.fft import irfft, rfft
 from scipy.optimize import minimize_scalar
 from scipy.stats import scoreatpercentile
 
+from .._validation import canonical_weights
+
 __all__ = [
     "MIN_BANDWIDTH",
     "DEFENSIVE_WEIGHT",
     "CV_BOUNDS",
     "effective_size",
-    "canonical_weights",
     "bandwidth_rule",
     "cv_bandwidth",
     "select_bandwidth",
@@ -100,32 +101,6 @@ def effective_size(w: np.ndarray) -> float:
     """Kish's effective sample size ``(sum w)^2 / sum w^2``."""
     w = np.asarray(w, dtype=float)
     return float(w.sum() ** 2 / np.sum(w * w))
-
-
-#: Significant bits kept of the rescaled weights (see :func:`canonical_weights`).
-_WEIGHT_BITS = 24
-
-
-def canonical_weights(w: np.ndarray) -> np.ndarray:
-    """Weights divided by their smallest positive value and rounded to 24 significant bits.
-
-    Every statistic of a fit depends on the weights only through their proportions, but
-    ``c * w`` and ``w`` give results a few units in the last place apart, and a search on a
-    flat objective (the Student-t copula's degrees of freedom above ~30, ``bandwidth="cv"``)
-    can stop 1e-4 apart on such inputs. Dividing by the smallest weight and rounding to 24
-    bits (relative precision 6e-8, far below any meaningful weight) makes proportional weight
-    vectors identical bit for bit, except for the rare weight within a few ulps of a rounding
-    boundary. Equal weights become exactly 1 and small integer weights stay exactly
-    themselves, so unweighted and frequency-weighted fits are unchanged.
-    """
-    w = np.asarray(w, dtype=float)
-    positive = w > 0
-    with np.errstate(over="ignore"):
-        scaled = np.where(positive, w / np.min(w[positive]), 0.0)
-    if not np.all(np.isfinite(scaled)):  # a dynamic range beyond the float range
-        scaled = np.where(positive, w / np.max(w), 0.0)
-    mantissa, exponent = np.frexp(scaled)
-    return np.ldexp(np.round(np.ldexp(mantissa, _WEIGHT_BITS)), exponent - _WEIGHT_BITS)
 
 
 def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> float:

@@ -53,10 +53,23 @@ def test_nonfinite_scores(name, bad):
     np.testing.assert_allclose(p, make(name).fit(T, y).predict_proba(T), atol=1e-12)
 
 
-@pytest.mark.parametrize("shape", [(), (60, 2, 1), (2, 30, 2)])
+@pytest.mark.parametrize("shape", [(), (60, 2, 2, 1)])
 def test_wrong_number_of_dimensions(name, shape):
     S = np.arange(int(np.prod(shape)), dtype=float).reshape(shape)
     _raises(name, S, np.arange(60) % 2, rf"2-D.*got {len(shape)} dimensions")
+
+
+def test_three_dimensional_scores_are_multiclass_scores(name):
+    # (n, M, C) is multi-class input (issue 13): one class column is an error, and methods
+    # without multi-class support say which ones have it.
+    S = np.arange(120, dtype=float).reshape(60, 2, 1)
+    _raises(name, S, np.arange(60) % 2, r"\(n, M, C\) = \(60, 2, 1\): C = 1 class column")
+    S = np.random.default_rng(0).random((60, 2, 3))
+    y = np.arange(60) % 3
+    if make(name)._supports_multiclass:
+        assert make(name).fit(S, y).predict_proba(S).shape == (60, 3)
+    else:
+        _raises(name, S, y, r"binary scores only.*supported by BernsteinFusion")
 
 
 def test_one_dimensional_scores(name):
