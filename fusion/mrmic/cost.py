@@ -1,0 +1,86 @@
+"""A rough estimate of an MR-MIC fit's running time, for the warning before long fits.
+
+The estimate is a sum of four terms, each a power law in the number ``g`` of QP points
+(distinct training points after merging and coarsening) with constants measured with one
+BLAS thread on a shared, loaded 2-core machine (benchmarks/bench_mrmic.py, table ``cost``),
+so it errs on the slow side; it aims at the right order of magnitude, not at seconds:
+
+* dominance edges (the transitive reduction, ``M >= 3``): ``1.6e-10 g^3`` s per QP;
+* OSQP's factorization on the dense graph: ``5e-10 g^3`` s per QP;
+* OSQP's iterations: :data:`ITERATIONS_PER_SOLVE` per solve, each
+  ``max(4.6e-9 g^2, 1.4e-10 g m)`` s on the dense graph and ``1.4e-10 g m`` s on the k-NN
+  graph, where ``m`` is the number of dominance edges, taken as
+  ``EDGES_PER_POINT[M] * g`` (measured at g = 1000 on correlated scores);
+* Delaunay triangulations of the linear rule: ``2e-5`` s per simplex, with
+  :data:`SIMPLICES_PER_POINT` simplices per point (for points spread in ``d = M``
+  dimensions), at most ``g^ceil(d/2)``.
+
+A fit with ``lam="cv"`` builds one QP and one triangulation per fold and one for the final
+fit, and solves ``n_folds * n_candidates + 1`` times.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["estimate_fit_seconds", "WARN_SECONDS", "ITERATIONS_PER_SOLVE"]
+
+#: A fit estimated to take longer than this warns first.
+WARN_SECONDS = 60.0
+
+#: OSQP iterations assumed per solve: at ``g`` = 300-500, solves took 150-1,500 (tied and
+#: binary scores at the top, continuous ones 200-900), about 500 on average.
+ITERATIONS_PER_SOLVE = 500
+
+#: Dominance edges per point (transitive reduction) at g = 1000, simulated correlated scores.
+EDGES_PER_POINT = {1: 1.0, 2: 5.3, 3: 12.9, 4: 20.9, 5: 28.0, 6: 34.7, 7: 38.0, 8: 40.7}
+
+#: Delaunay simplices per point for points spread in d dimensions (about 2, 6.8, 31, 197 and
+#: 1,600 for d = 2..6, growing some ten-fold per further dimension).
+SIMPLICES_PER_POINT = {1: 1.0, 2: 2.0, 3: 6.8, 4: 31.0, 5: 197.0, 6: 1600.0}
+
+
+def _edges(g: int, M: int) -> float:
+    return g * EDGES_PER_POINT.get(M, EDGES_PER_POINT[8])
+
+
+def _simplices(g: int, d: int) -> float:
+    per_point = SIMPLICES_PER_POINT.get(d, SIMPLICES_PER_POINT[6] * 10.0 ** (d - 6))
+    return min(g * per_point, float(g) ** math.ceil(d / 2))
+
+
+def estimate_fit_seconds(
+    g: int,
+    M: int,
+    *,
+    graph: str,
+    n_qps: int,
+    n_solves: int,
+    interpolation: str,
+) -> float:
+    """Estimated seconds of a fit with ``g`` QP points (see the module docstring).
+
+    Parameters
+    ----------
+    g : int
+        QP points of the full training set (the folds' are taken as large).
+    M : int
+        Number of scores.
+    graph : {"dense", "knn"}
+    n_qps : int
+        QPs built (folds plus the final fit).
+    n_solves : int
+        QP solves in all.
+    interpolation : {"linear", "monotone"}
+        The rule applied to held-out rows and at prediction (one triangulation per QP).
+    """
+    g = max(int(g), 1)
+    m = _edges(g, M)
+    per_qp = (1.6e-10 * g**3 if M >= 3 else 0.0) + (5e-10 * g**3 if graph == "dense" else 0.0)
+    per_iteration = 1.4e-10 * g * m
+    if graph == "dense":
+        per_iteration = max(per_iteration, 4.6e-9 * g**2)
+    seconds = n_qps * per_qp + n_solves * ITERATIONS_PER_SOLVE * per_iteration
+    if interpolation == "linear" and M >= 2:
+        seconds += n_qps * 2e-5 * _simplices(g, M)
+    return seconds
