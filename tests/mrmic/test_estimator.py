@@ -141,18 +141,14 @@ def test_zero_weight_rows_are_dropped():
 
 
 def test_cv_chooses_from_the_grid_reproducibly():
-    S, y = simulate(200, 8)
-    a = MRMICFusion(random_state=0).fit(S, y)
-    b = MRMICFusion(random_state=0).fit(S, y)
+    S, y = simulate(150, 8)
+    a = MRMICFusion(cv=3, random_state=1).fit(S, y)
+    b = MRMICFusion(cv=3, random_state=1).fit(S, y)
     assert len(a.cv_scores_) == len(DEFAULT_RELATIVE_LAM_GRID)
-    assert a.lam_ in a.cv_scores_ and a.lam_ == b.lam_
+    assert a.lam_ in a.cv_scores_ and a.cv_scores_ == b.cv_scores_
     assert a.cv_scores_[a.lam_] == min(a.cv_scores_.values())
     assert all(isinstance(k, float) and isinstance(v, float) for k, v in a.cv_scores_.items())
-    # Weights are rescaled to mean 1: constant weights are no weights.
-    c = MRMICFusion(random_state=0).fit(S, y, sample_weight=np.full(200, 5.0))
-    assert c.lam_ == pytest.approx(a.lam_)
-    np.testing.assert_allclose(c.train_proba_, a.train_proba_, atol=1e-7)
-    grid = MRMICFusion(lam_grid=[1e-2, 1e-5], cv=3, random_state=0).fit(S, y)
+    grid = MRMICFusion(lam_grid=[1e-2, 1e-5], cv=3).fit(S, y)
     assert set(grid.cv_scores_) == {1e-5, 1e-2} and grid.lam_ in (1e-5, 1e-2)
 
 
