@@ -1,13 +1,23 @@
-"""Fit and predict time of MRMICFusion, against the same QP in cvxpy.
+"""Fit and predict time of MRMICFusion, against the same QP in cvxpy, and on hard data.
 
 Usage::
 
-    python benchmarks/bench_mrmic.py [--repeats 5] [--budget 10] [--tables paper,largest]
+    python benchmarks/bench_mrmic.py [--repeats 5] [--budget 10] [--timeout 300]
+        [--tables paper,parts,reduction,predict,largest]
 
 Prints Markdown tables: medians over ``--repeats`` runs measured in this process, with
 ratios against the reference (the same QP stated in cvxpy and solved by Clarabel, as the
-paper did with CVX) on the same data. The last table searches the largest ``n`` whose single
-fit takes at most ``--budget`` seconds, for the dense and the k-NN graph.
+paper did with CVX) on the same data. ``largest`` searches the largest ``n`` whose single
+ungrouped fit (``max_points=None``) takes at most ``--budget`` seconds, for the dense and
+the k-NN graph.
+
+Further tables, run only when named in ``--tables``: ``hard`` times default fits on data
+that used to run for minutes (each in a subprocess stopped after ``--timeout`` seconds; it
+calls only ``MRMICFusion()``, so it also runs against older versions of the package);
+``settings`` counts OSQP iterations with and without the box rows and for several
+``rho``; ``cost`` measures the per-iteration and setup times behind
+:mod:`fusion.mrmic.cost`; ``grouping`` compares ``max_points`` and the graphs against a
+known truth; ``triangulation`` times the linear rule by dimension.
 """
 
 from __future__ import annotations
@@ -155,7 +165,7 @@ def bench_parts(args) -> str:
 
 def bench_reduction(args) -> str:
     rows = []
-    for M, n in ((2, 2_000), (2, 10_000), (3, 2_000)):
+    for M, n in ((2, 2_000), (2, 10_000), (3, 2_000), (6, 500), (6, 2_000)):
         S, _ = simulate(n, M)
         U = normalized(S)
         t = median_time(lambda U=U: dominance_edges(U), args.repeats)
@@ -361,7 +371,7 @@ def bench_settings(args) -> str:
 
 
 def bench_cost(args) -> str:
-    from fusion.mrmic.cost import EDGES_PER_POINT
+    from fusion.mrmic.cost import EDGES_PER_POINT, seconds_per_iteration
 
     rows = []
     for M, g, graph in (
@@ -392,9 +402,7 @@ def bench_cost(args) -> str:
         first = run(lam)  # setup + 200 iterations
         per_iter = run(1.01 * lam) / 200  # 200 iterations, no setup
         m = hi.shape[0]
-        model = 1.4e-10 * g * m
-        if graph == "dense":
-            model = max(model, 4.6e-9 * g**2)
+        model = seconds_per_iteration(g, EDGES_PER_POINT[M] * g, graph)
         rows.append(
             [
                 str(M),
@@ -438,17 +446,33 @@ def bench_grouping(args) -> str:
     n = 1500
     S_test, _ = simulate(20_000, seed=99)
     T = truth(S_test)
-    for max_points in (None, 1000, 500, 250):
+    configs = [(None, "dense"), (1000, "dense"), (500, "dense"), (250, "dense")]
+    configs += [(None, "knn"), (500, "knn")]
+    for max_points, graph in configs:
         errs, times = [], []
         for seed in (1, 2, 3):
             S, y = simulate(n, seed=seed)
             start = time.perf_counter()
-            model = MRMICFusion(max_points=max_points).fit(S, y)
+            model = MRMICFusion(max_points=max_points, graph=graph).fit(S, y)
             times.append(time.perf_counter() - start)
             errs.append(np.mean(np.abs(model.predict_proba(S_test)[:, 1] - T)))
-        rows.append([str(max_points), f"{np.mean(errs):.4f}", f"{np.median(times):.1f}"])
-        print(f"  [grouping] max_points={max_points}: {np.median(times):.1f} s", file=sys.stderr)
-    return table([f"max_points (n = {n:,})", "mean |p - truth| (3 seeds)", "fit s (median)"], rows)
+        rows.append([str(max_points), graph, f"{np.mean(errs):.4f}", f"{np.median(times):.1f}"])
+        print(f"  [grouping] {max_points} {graph}: {np.median(times):.1f} s", file=sys.stderr)
+    header = [f"max_points (n = {n:,})", "graph", "mean abs(p - truth), 3 seeds", "fit s (median)"]
+    return table(header, rows)
+
+
+def bench_triangulation(args) -> str:
+    from fusion.mrmic.interpolate import linear_weights
+
+    rows = []
+    queries = np.random.default_rng(1).uniform(size=(2000, 6))
+    for M, g in ((2, 500), (4, 500), (4, 1000), (5, 500), (5, 1000), (6, 500)):
+        S, _ = simulate(g, M)
+        points = normalized(S)
+        t = median_time(lambda p=points, M=M: linear_weights(p, queries[:, :M]), 1)
+        rows.append([str(M), f"{g:,}", f"{t:.2f}"])
+    return table(["M", "training points", "linear rule at 2,000 queries, s"], rows)
 
 
 def main() -> None:
@@ -483,6 +507,7 @@ TABLES = {
     "settings": ("OSQP iterations: box rows and rho", bench_settings),
     "cost": ("Time per OSQP iteration and per setup (fusion.mrmic.cost)", bench_cost),
     "grouping": ("max_points against a known truth (M = 2, lam='cv')", bench_grouping),
+    "triangulation": ("The linear rule's cost by dimension", bench_triangulation),
 }
 DEFAULT_TABLES = ("paper", "parts", "reduction", "predict", "largest")
 

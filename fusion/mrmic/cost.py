@@ -1,15 +1,16 @@
 """A rough estimate of an MR-MIC fit's running time, for the warning before long fits.
 
 The estimate is a sum of four terms, each a power law in the number ``g`` of QP points
-(distinct training points after merging and coarsening) with constants measured with one
-BLAS thread on a shared, loaded 2-core machine (benchmarks/bench_mrmic.py, table ``cost``),
-so it errs on the slow side; it aims at the right order of magnitude, not at seconds:
+(distinct training points after merging and grouping), with constants measured with one
+BLAS thread on a shared 2-core machine under varying load (benchmarks/bench_mrmic.py,
+table ``cost``; measurements at high load were about twice those at low load, and the
+constants lie in between). It aims at the right order of magnitude, not at seconds:
 
 * dominance edges (the transitive reduction, ``M >= 3``): ``1.6e-10 g^3`` s per QP;
-* OSQP's factorization on the dense graph: ``5e-10 g^3`` s per QP;
+* OSQP's factorization on the dense graph: ``3e-10 g^3`` s per QP;
 * OSQP's iterations: :data:`ITERATIONS_PER_SOLVE` per solve, each
-  ``max(4.6e-9 g^2, 1.4e-10 g m)`` s on the dense graph and ``1.4e-10 g m`` s on the k-NN
-  graph, where ``m`` is the number of dominance edges, taken as
+  :func:`seconds_per_iteration` = ``max(3e-9 g^2, 1e-10 g m)`` s on the dense graph and
+  ``1e-10 g m`` s on the k-NN graph, where ``m`` is the number of dominance edges, taken as
   ``EDGES_PER_POINT[M] * g`` (measured at g = 1000 on correlated scores);
 * Delaunay triangulations of the linear rule: ``2e-5`` s per simplex, with
   :data:`SIMPLICES_PER_POINT` simplices per point (for points spread in ``d = M``
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["estimate_fit_seconds", "WARN_SECONDS", "ITERATIONS_PER_SOLVE"]
+__all__ = ["estimate_fit_seconds", "seconds_per_iteration", "WARN_SECONDS", "ITERATIONS_PER_SOLVE"]
 
 #: A fit estimated to take longer than this warns first.
 WARN_SECONDS = 60.0
@@ -47,6 +48,18 @@ def _edges(g: int, M: int) -> float:
 def _simplices(g: int, d: int) -> float:
     per_point = SIMPLICES_PER_POINT.get(d, SIMPLICES_PER_POINT[6] * 10.0 ** (d - 6))
     return min(g * per_point, float(g) ** math.ceil(d / 2))
+
+
+def seconds_per_iteration(g: int, m: float, graph: str) -> float:
+    """Estimated seconds of one OSQP iteration on ``g`` points with ``m`` dominance edges.
+
+    The edge term stands for the fill-in of OSQP's factorization along the dominance edges,
+    which dominates on the k-NN graph; the dense graph's factor is at least ``g^2 / 2``.
+    """
+    seconds = 1e-10 * g * m
+    if graph == "dense":
+        seconds = max(seconds, 3e-9 * g**2)
+    return seconds
 
 
 def estimate_fit_seconds(
@@ -75,12 +88,9 @@ def estimate_fit_seconds(
         The rule applied to held-out rows and at prediction (one triangulation per QP).
     """
     g = max(int(g), 1)
-    m = _edges(g, M)
-    per_qp = (1.6e-10 * g**3 if M >= 3 else 0.0) + (5e-10 * g**3 if graph == "dense" else 0.0)
-    per_iteration = 1.4e-10 * g * m
-    if graph == "dense":
-        per_iteration = max(per_iteration, 4.6e-9 * g**2)
-    seconds = n_qps * per_qp + n_solves * ITERATIONS_PER_SOLVE * per_iteration
+    per_qp = (1.6e-10 * g**3 if M >= 3 else 0.0) + (3e-10 * g**3 if graph == "dense" else 0.0)
+    per_solve = ITERATIONS_PER_SOLVE * seconds_per_iteration(g, _edges(g, M), graph)
+    seconds = n_qps * per_qp + n_solves * per_solve
     if interpolation == "linear" and M >= 2:
         seconds += n_qps * 2e-5 * _simplices(g, M)
     return seconds

@@ -104,7 +104,7 @@ class MRMICFusion(FusionEstimator):
         "monotone": mean of the largest fitted value below and the smallest above the point;
         non-decreasing in every score everywhere. "auto": "linear" for ``M <= 4`` scores,
         "monotone" above, where the triangulation has hundreds to thousands of simplices
-        per point (15 s for 500 points at ``M = 6``, once per fold and per
+        per point (9 s for 500 points at ``M = 6``, once per fold and per
         ``predict_proba``). See :mod:`fusion.mrmic.interpolate`.
     graph : {"dense", "knn"}, default="dense"
         Similarity graph: all pairs (the paper; ``P`` has ``g^2`` entries, so fitting is

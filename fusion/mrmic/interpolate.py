@@ -23,8 +23,9 @@ The QP only gives ``p_i`` at the training points ``U_i``. Two rules extend it:
 
     The triangulation has ``O(g^{ceil(d/2)})`` simplices in the worst case and, for points
     spread in ``d`` dimensions, some 2, 7, 30, 200 and 1,600 per point for ``d`` = 2..6:
-    :func:`linear_weights` for 2,000 queries took 0.4, 2 and 15 s for ``d`` = 4, 5, 6 at
-    ``g = 500`` (see :data:`LINEAR_MAX_DIMENSION`).
+    :func:`linear_weights` for 2,000 queries took 0.13, 1.0 and 9.3 s for ``d`` = 4, 5, 6 at
+    ``g = 500`` (``benchmarks/bench_mrmic.py --tables triangulation``; see
+    :data:`LINEAR_MAX_DIMENSION`).
 
 ``"monotone"`` (:func:`monotone_interpolate`)
     ``f(u) = (lo(u) + hi(u)) / 2`` with ``lo(u) = max{p_i : U_i <= u}`` and
@@ -56,10 +57,10 @@ __all__ = [
 ]
 
 #: Largest number of scores for which ``interpolation="auto"`` picks the linear rule. With
-#: correlated scores normalized to ranks, the linear rule for 2,000 queries took 0.4 s
-#: (M = 4), 2 s (M = 5) and 15 s (M = 6) on 500 training points and 0.8 s and 5 s for M = 4
-#: and 5 on 1,000, once per fold and per ``predict_proba`` call (one BLAS thread, loaded
-#: machine); the simplex count grows 6- to 8-fold per further dimension.
+#: correlated scores normalized to ranks, the linear rule for 2,000 queries took 0.13 s
+#: (M = 4), 1.0 s (M = 5) and 9.3 s (M = 6) on 500 training points, and 2.3 s for M = 5 on
+#: 1,000 (``benchmarks/bench_mrmic.py --tables triangulation``), once per fold and per
+#: ``predict_proba`` call; the simplex count grows 6- to 8-fold per further dimension.
 LINEAR_MAX_DIMENSION = 4
 
 
