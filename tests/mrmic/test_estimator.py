@@ -91,6 +91,17 @@ def test_scaling_weights_changes_nothing(params, factor):
     np.testing.assert_allclose(a.predict_proba(S), b.predict_proba(S), atol=1e-7)
 
 
+def test_one_overwhelming_weight_fits_its_label():
+    # Weight 1e20 on one row: the fit is that row's label everywhere. A CV fold without the
+    # row used to get a lam 1e18 times too strong for its weights and OSQP stalled.
+    S, y = simulate(120, 18)
+    w = np.ones(120)
+    w[3] = 1e20
+    model = MRMICFusion(cv=3).fit(S, y, sample_weight=w)
+    assert model.solver_status_ == "solved"
+    np.testing.assert_allclose(model.predict_proba(S)[:, 1], y[3], atol=1e-4)
+
+
 def _fit_normalized(U, y, w, **params):
     """MR-MIC's own step on normalized points (what the base calls after its ECDF)."""
     model = MRMICFusion(**params)
