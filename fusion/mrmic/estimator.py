@@ -2,30 +2,57 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import FusionEstimator, cv_fold_ids
+from .._base import FusionEstimator
+from .coarsen import coarsen_points
+from .cost import WARN_SECONDS, estimate_fit_seconds
 from .graph import dominance_edges, laplacian, merge_points, similarity_matrix
-from .interpolate import linear_interpolate, monotone_interpolate
+from .interpolate import LINEAR_MAX_DIMENSION, apply_weights, linear_weights, monotone_interpolate
+from .progress import Progress
 from .qp import MRMICQP
+from .splits import cv_splits
 
-__all__ = ["MRMICFusion", "DEFAULT_RELATIVE_LAM_GRID"]
+__all__ = ["MRMICFusion", "DEFAULT_RELATIVE_LAM_GRID", "DEFAULT_MAX_POINTS", "CV_TOLERANCE"]
 
 #: Relative strengths ``c`` tried by ``lam="cv"``; the absolute candidates are
 #: ``lam = c * 2 * mean(W) / mean(degree)`` on the full training graph (see MRMICFusion).
 DEFAULT_RELATIVE_LAM_GRID = (1e-3, 1e-2, 1e-1, 3e-1, 1.0)
 
+#: Default ``max_points``: the QP is solved on at most this many (weighted) points.
+DEFAULT_MAX_POINTS = 500
 
-def _build_qp(U, y, w, graph: str, n_neighbors: int, settings: dict) -> MRMICQP:
+#: OSQP tolerance of the cross-validation solves (the final fit uses ``eps_abs``/``eps_rel``
+#: when tighter): held-out Brier scores need far less accuracy than the fitted values, and
+#: the looser tolerance halved the iterations on tied and binary scores.
+CV_TOLERANCE = 1e-5
+
+
+def _qp_points(U, y, w, max_points):
+    """Distinct weighted points (identical rows merged), then at most ``max_points`` cells."""
     points, target, weight = merge_points(U, y, w)
     if points.shape[0] == 0:
         raise ValueError("no training row has positive sample_weight.")
+    n_distinct = points.shape[0]
+    return (*coarsen_points(points, target, weight, max_points), n_distinct)
+
+
+def _build_qp(points, target, weight, graph: str, n_neighbors: int, settings: dict) -> MRMICQP:
     hi, lo = dominance_edges(points)
     L = laplacian(similarity_matrix(points, graph, n_neighbors))
     return MRMICQP(points, target, weight, hi, lo, L, **settings)
+
+
+def _held_out_rule(rule: str, points: np.ndarray, queries: np.ndarray):
+    """``values -> predictions at queries``; the linear rule's triangulation is built once."""
+    if rule == "linear":
+        vertices, weights = linear_weights(points, queries)
+        return lambda values: apply_weights(vertices, weights, values)
+    return lambda values: monotone_interpolate(points, values, queries)
 
 
 class MRMICFusion(FusionEstimator):
@@ -45,35 +72,52 @@ class MRMICFusion(FusionEstimator):
     ``graph="knn"``). ``F`` equals ``sum_i w_i (y_i - p_{g(i)})^2 + (lam / 2) p' L p`` over
     the rows up to a constant, so with unit weights and distinct rows it is exactly the
     paper's unnormalized objective and ``lam`` has the paper's scale (Fig. 1 uses
-    ``lam = 1e-5`` with ``n = 400``). As in scikit-learn's ridge models, an integer weight
-    is the same as repeating the row, and multiplying every weight by ``a`` is the same as
-    dividing ``lam`` by ``a`` (the default ``lam="cv"`` grid scales with the weights, so the
-    cross-validated fit does not change). The data term grows like ``n`` while ``p' L p``
-    grows like ``n^2`` on the dense graph, so a fixed ``lam`` smooths more as ``n`` grows;
-    the default grid accounts for that. The QP is solved by OSQP and the solution is made
-    exactly monotone (see :mod:`fusion.mrmic.qp`). Between training points the fitted values
-    are extended by ``interpolation``.
+    ``lam = 1e-5`` with ``n = 400``). The data term grows like ``n`` while ``p' L p`` grows
+    like ``n^2`` on the dense graph, so a fixed ``lam`` smooths more as ``n`` grows; the
+    default grid accounts for that. The QP is solved by OSQP and the solution is made exactly
+    monotone (see :mod:`fusion.mrmic.qp`). Between training points the fitted values are
+    extended by ``interpolation``.
+
+    Sample weights follow scikit-learn: rows of zero weight are dropped (also from the
+    cross-validation folds), and the others are rescaled to mean 1, so multiplying every
+    weight by a constant changes nothing, fixed ``lam`` included. An integer weight ``k_i``
+    then acts like repeating the row ``k_i`` times with ``lam`` multiplied by ``mean(k)``;
+    with ``lam="cv"`` the default grid is relative to the weights, so its candidates are the
+    same fits either way.
+
+    Large training sets are summarized before the QP: when there are more than
+    ``max_points`` distinct points, they are grouped into ``max_points`` cells by recursive
+    median splits and each cell enters the QP as one point (its weighted mean point, mean
+    label and total weight; see :mod:`fusion.mrmic.coarsen`). That bounds the time of a
+    default fit whatever ``n``; a fit estimated to take more than a minute (raised
+    ``max_points``, ``max_points=None``) warns first (:mod:`fusion.mrmic.cost`).
 
     Parameters
     ----------
     lam : float >= 0 or "cv", default="cv"
-        Regularization strength ``lambda``, or ``"cv"`` to choose it by ``cv``-fold
-        cross-validation on the held-out Brier score, predicting held-out rows with the
-        chosen ``interpolation``.
-    interpolation : {"linear", "monotone"}, default="linear"
+        Regularization strength ``lambda``, or ``"cv"`` to choose it by cross-validation
+        (``cv``) on the held-out Brier score, predicting held-out rows with the chosen
+        ``interpolation``.
+    interpolation : {"auto", "linear", "monotone"}, default="auto"
         "linear": Delaunay-linear interpolation of the fitted values, nearest fitted value
         outside the convex hull (the paper's choice; not monotone between training points).
         "monotone": mean of the largest fitted value below and the smallest above the point;
-        non-decreasing in every score everywhere. See :mod:`fusion.mrmic.interpolate`.
+        non-decreasing in every score everywhere. "auto": "linear" for ``M <= 4`` scores,
+        "monotone" above, where the triangulation has hundreds to thousands of simplices
+        per point (9 s for 500 points at ``M = 6``, once per fold and per
+        ``predict_proba``). See :mod:`fusion.mrmic.interpolate`.
     graph : {"dense", "knn"}, default="dense"
-        Similarity graph: all pairs (the paper; ``P`` has ``n^2`` entries, so fitting is
-        ``O(n^2)`` per OSQP iteration plus an ``O(n^3)`` factorization) or the symmetrized
-        ``n_neighbors``-nearest-neighbour graph (sparse ``P``; several times faster from
-        ``n`` of a few hundred on). Either way OSQP's factorization fills in along the long
-        edges of the dominance graph, so neither scales far beyond a few thousand distinct
-        points (see benchmarks/RESULTS.md).
+        Similarity graph: all pairs (the paper; ``P`` has ``g^2`` entries, so fitting is
+        ``O(g^2)`` per OSQP iteration plus an ``O(g^3)`` factorization) or the symmetrized
+        ``n_neighbors``-nearest-neighbour graph (sparse ``P``; 2-5 times faster per
+        iteration at ``g`` = 500-2,000). Either way OSQP's factorization fills in along the
+        dominance edges, so the cost grows steeply with ``g`` (see benchmarks/RESULTS.md).
     n_neighbors : int, default=10
         Neighbours per point for ``graph="knn"``.
+    max_points : int >= 2 or None, default=500
+        Largest number of points of the QP; more distinct training points are grouped into
+        this many cells (see above). None: never group (cost grows like ``g^2`` to ``g^3``
+        in the number ``g`` of distinct points).
     lam_grid : sequence of float, optional
         Absolute candidates for ``lam="cv"``. Default: ``c * 2 * mean(W) / mean(d)`` for
         ``c`` in :data:`DEFAULT_RELATIVE_LAM_GRID` = ``(1e-3, 1e-2, 0.1, 0.3, 1)``, where
@@ -82,29 +126,40 @@ class MRMICFusion(FusionEstimator):
         curvature on an average vertex, so the grid adapts to ``n`` and to the graph (the
         degree grows like ``n`` on the dense graph); ``c = 1e-3`` is nearly plain isotonic
         regression.
-    cv : int, default=5
-        Folds for ``lam="cv"`` (stratified when both classes have at least ``cv`` rows).
-    random_state : int, RandomState or None
-        Shuffling of the folds.
+    cv : int, cross-validation splitter or iterable of (train, test), default=5
+        Splits for ``lam="cv"``: an int gives that many shuffled folds (stratified when
+        both classes have at least ``cv`` rows, seeded by ``random_state``); a splitter
+        (``StratifiedKFold(...)``) or a list of ``(train, test)`` index arrays into the
+        rows of ``S`` is used as given. None means 5.
+    random_state : int, RandomState or None, default=0
+        Shuffling of the folds when ``cv`` is an int. The default makes fits reproducible.
+    verbose : bool, default=False
+        Show the progress of the QP solves (a tqdm bar on stderr when tqdm is installed,
+        one line per solve otherwise).
     eps_abs, eps_rel : float, default=1e-7
-        OSQP tolerances.
+        OSQP tolerances of the final fit (the cross-validation solves use at most
+        :data:`CV_TOLERANCE`).
     max_iter : int, default=20000
         OSQP iteration limit.
 
     Attributes
     ----------
     train_scores_ : ndarray of shape (g, M)
-        The distinct normalized training points (rows of zero weight dropped), sorted
-        lexicographically.
+        The points of the QP: the distinct normalized training points (rows of zero weight
+        dropped), or the cells' mean points when there were more than ``max_points``;
+        sorted lexicographically.
     train_proba_ : ndarray of shape (g,)
         Fitted ``p`` at ``train_scores_``; within ``[0, 1]`` and monotone on every strict
         dominance pair exactly.
     train_weights_ : ndarray of shape (g,)
-        Merged weights ``W`` (sum of the sample weights of each point's rows).
+        Merged weights ``W`` (sum of the rescaled sample weights of each point's rows).
+    n_distinct_points_ : int
+        Distinct normalized training points before grouping (``>= g``).
     lam_ : float
         The ``lambda`` of the final fit.
     interpolation_ : str
-        The interpolation rule used by ``predict_proba`` (fixed at fit).
+        The interpolation rule used by ``predict_proba`` ("linear" or "monotone", fixed at
+        fit).
     n_edges_ : int
         Number of dominance constraints (edges of the transitive reduction).
     cv_scores_ : dict
@@ -116,17 +171,19 @@ class MRMICFusion(FusionEstimator):
         cross-validation are not counted).
     monotone_ : bool
         Whether the calibrating function is non-decreasing in every score everywhere: True
-        for ``interpolation="monotone"``; False for ``"linear"``, which is monotone only on
-        the training points.
+        for the "monotone" rule; False for "linear", which is monotone only on the training
+        points.
     classes_, ecdf_, n_features_in_, feature_names_in_
         See :class:`fusion._base.FusionEstimator`.
 
     Notes
     -----
     During cross-validation the ECDF is the one fitted on all training rows (as for
-    :class:`~fusion.BernsteinFusion`); each training fold merges its own rows, builds its
-    graphs and solves the QP once per candidate, warm-started along the grid. Cost: with
-    the default 5 folds and 5 candidates, about 25 solves on 80% of the rows.
+    :class:`~fusion.BernsteinFusion`); each training fold rescales its weights to mean 1
+    (as a fit on those rows would), merges (and groups) its own rows, builds its graphs and
+    solves the QP once per candidate, warm-started along the grid.
+    Cost: with the default 5 folds and 5 candidates, 25 solves on 80% of the rows plus the
+    final one; each fold's triangulation for the linear rule is built once.
 
     The dominance constraints hold only at the training points; with
     ``interpolation="linear"`` the calibrating function can decrease between them (the
@@ -146,12 +203,14 @@ class MRMICFusion(FusionEstimator):
     _allows_1d = True
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"cv"})],
-        "interpolation": [StrOptions({"linear", "monotone"})],
+        "interpolation": [StrOptions({"auto", "linear", "monotone"})],
         "graph": [StrOptions({"dense", "knn"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "max_points": [Interval(Integral, 2, None, closed="left"), None],
         "lam_grid": ["array-like", None],
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        "cv": ["cv_object"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
         "eps_abs": [Interval(Real, 0, None, closed="neither")],
         "eps_rel": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -161,12 +220,14 @@ class MRMICFusion(FusionEstimator):
         self,
         lam="cv",
         *,
-        interpolation: str = "linear",
+        interpolation: str = "auto",
         graph: str = "dense",
         n_neighbors: int = 10,
+        max_points: int | None = DEFAULT_MAX_POINTS,
         lam_grid=None,
-        cv: int = 5,
-        random_state=None,
+        cv=5,
+        random_state=0,
+        verbose: bool = False,
         eps_abs: float = 1e-7,
         eps_rel: float = 1e-7,
         max_iter: int = 20_000,
@@ -175,64 +236,132 @@ class MRMICFusion(FusionEstimator):
         self.interpolation = interpolation
         self.graph = graph
         self.n_neighbors = n_neighbors
+        self.max_points = max_points
         self.lam_grid = lam_grid
         self.cv = cv
         self.random_state = random_state
+        self.verbose = verbose
         self.eps_abs = eps_abs
         self.eps_rel = eps_rel
         self.max_iter = max_iter
 
     # -- fitting -----------------------------------------------------------------------------
-    def _osqp_settings(self) -> dict:
-        return {"eps_abs": self.eps_abs, "eps_rel": self.eps_rel, "max_iter": self.max_iter}
+    def _osqp_settings(self, *, cv: bool = False) -> dict:
+        eps_abs, eps_rel = self.eps_abs, self.eps_rel
+        if cv:
+            eps_abs, eps_rel = max(eps_abs, CV_TOLERANCE), max(eps_rel, CV_TOLERANCE)
+        return {"eps_abs": eps_abs, "eps_rel": eps_rel, "max_iter": self.max_iter}
+
+    def _interpolation_rule(self, M: int) -> str:
+        if self.interpolation == "auto":
+            return "linear" if M <= LINEAR_MAX_DIMENSION else "monotone"
+        return self.interpolation
 
     def _fit_normalized(self, U, y, sample_weight):
-        w = sample_weight
-        qp = _build_qp(U, y, w, self.graph, self.n_neighbors, self._osqp_settings())
-        if isinstance(self.lam, str):
-            lam = self._select_lam(U, y, w, qp)
-        else:
-            lam = float(self.lam)
+        keep = sample_weight > 0
+        if not keep.any():
+            raise ValueError("no training row has positive sample_weight.")
+        w = sample_weight / sample_weight[keep].mean()
+        rule = self._interpolation_rule(U.shape[1])
+        tune = isinstance(self.lam, str)
+        splits = cv_splits(self.cv, U, y, random_state=self.random_state, keep=keep) if tune else []
+        U, y, w = U[keep], y[keep], w[keep]
+        points, target, weight, n_distinct = _qp_points(U, y, w, self.max_points)
+        grid = self._checked_lam_grid() if tune else None
+        n_candidates = len(DEFAULT_RELATIVE_LAM_GRID) if grid is None else len(grid)
+        n_solves = len(splits) * n_candidates + 1
+        self._warn_if_slow(points.shape[0], U.shape[1], len(splits) + 1, n_solves, rule)
+        with Progress(n_solves, desc=type(self).__name__, enabled=self.verbose) as progress:
+            qp = _build_qp(
+                points, target, weight, self.graph, self.n_neighbors, self._osqp_settings()
+            )
+            cv_scores = None
+            if tune:
+                candidates = grid if grid is not None else self._default_lam_grid(qp)
+                cv_scores = self._cv_scores(U, y, w, splits, candidates, rule, progress)
+                lam = candidates[int(np.argmin(cv_scores))]  # ties: the smaller lam
+            else:
+                lam = float(self.lam)
+            p, status = qp.solve(lam)
+            progress.step(f"final fit, lam={lam:.3g}")
+        # Fitted state is assigned together, after every step that can fail.
+        if cv_scores is None:
             self.__dict__.pop("cv_scores_", None)
-        p, status = qp.solve(lam)
+        else:
+            self.cv_scores_ = {
+                float(c): float(v) for c, v in zip(candidates, cv_scores, strict=True)
+            }
         self.lam_ = lam
         self.train_scores_ = qp.points
         self.train_proba_ = p
         self.train_weights_ = qp.weight
-        self.interpolation_ = self.interpolation
-        self.monotone_ = self.interpolation == "monotone"
+        self.n_distinct_points_ = int(n_distinct)
+        self.interpolation_ = rule
+        self.monotone_ = rule == "monotone"
         self.n_edges_ = int(qp.hi.shape[0])
         self.solver_status_ = status
         self.n_iter_ = qp.last_iterations
 
-    def _lam_candidates(self, qp: MRMICQP) -> list[float]:
-        if self.lam_grid is not None:
-            grid = np.asarray(self.lam_grid, dtype=float).reshape(-1)
-            if grid.size == 0:
-                raise ValueError("lam_grid is empty.")
-            if not np.all(np.isfinite(grid)) or np.any(grid < 0):
-                raise ValueError(f"lam_grid must hold finite values >= 0, got {grid.tolist()}.")
-            return sorted({float(v) for v in grid})
+    def _warn_if_slow(self, g: int, M: int, n_qps: int, n_solves: int, rule: str) -> None:
+        seconds = estimate_fit_seconds(
+            g, M, graph=self.graph, n_qps=n_qps, n_solves=n_solves, interpolation=rule
+        )
+        if seconds <= WARN_SECONDS:
+            return
+        hints = []
+        if self.max_points is None or g > DEFAULT_MAX_POINTS:
+            hints.append(f"max_points={DEFAULT_MAX_POINTS} (now {self.max_points})")
+        if n_solves > 1:
+            hints.append("a fixed lam instead of lam='cv'")
+        if rule == "linear" and M > LINEAR_MAX_DIMENSION:
+            hints.append("interpolation='monotone'")
+        hint = f" Faster: {', '.join(hints)}." if hints else ""
+        warnings.warn(
+            f"{type(self).__name__} fit estimated to take about {seconds / 60:.0f} min: "
+            f"{n_solves} QP solve(s) on {g} points (graph={self.graph!r}, M={M}, "
+            f"interpolation={rule!r}); the estimate is rough (fusion.mrmic.cost).{hint} "
+            "verbose=True shows progress.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+    def _checked_lam_grid(self) -> list[float] | None:
+        """The user's ``lam_grid``, sorted and deduplicated (None: the default grid)."""
+        if self.lam_grid is None:
+            return None
+        grid = np.asarray(self.lam_grid, dtype=float).reshape(-1)
+        if grid.size == 0:
+            raise ValueError("lam_grid is empty.")
+        if not np.all(np.isfinite(grid)) or np.any(grid < 0):
+            raise ValueError(f"lam_grid must hold finite values >= 0, got {grid.tolist()}.")
+        return sorted({float(v) for v in grid})
+
+    @staticmethod
+    def _default_lam_grid(qp: MRMICQP) -> list[float]:
+        """``c * 2 * mean(W) / mean(degree)`` for ``c`` in the relative grid: scaling the
+        weights scales every candidate alike (and the weights arrive rescaled anyway)."""
         degree = qp.L.diagonal()
         scale = 2.0 * qp.weight.mean() / degree.mean() if degree.mean() > 0 else 1.0
         return [float(c * scale) for c in DEFAULT_RELATIVE_LAM_GRID]
 
-    def _select_lam(self, U, y, w, full_qp: MRMICQP) -> float:
-        candidates = self._lam_candidates(full_qp)
-        fold_of = cv_fold_ids(y, self.cv, self.random_state)
+    def _cv_scores(self, U, y, w, splits, candidates, rule, progress) -> np.ndarray:
+        """Held-out Brier score of each candidate (weighted, over all held-out rows)."""
         sse = np.zeros(len(candidates))
-        settings = self._osqp_settings()
-        for f in range(self.cv):
-            test = fold_of == f
-            train = ~test
-            qp = _build_qp(U[train], y[train], w[train], self.graph, self.n_neighbors, settings)
+        held_out_weight = 0.0
+        settings = self._osqp_settings(cv=True)
+        for f, (train, test) in enumerate(splits):
+            # Each fold is fitted as fit() would fit its rows: weights rescaled to mean 1 (a
+            # fold without the one heavy row of a skewed weighting stays well scaled).
+            w_train = w[train] / w[train].mean()
+            points, target, weight, _ = _qp_points(U[train], y[train], w_train, self.max_points)
+            qp = _build_qp(points, target, weight, self.graph, self.n_neighbors, settings)
+            predict = _held_out_rule(rule, qp.points, U[test])
             for c, lam in enumerate(candidates):
                 p, _ = qp.solve(lam)
-                pred = _interpolate(self.interpolation, qp.points, p, U[test])
-                sse[c] += float(np.dot(w[test], (y[test] - pred) ** 2))
-        scores = sse / w.sum()
-        self.cv_scores_ = {float(lam): float(s) for lam, s in zip(candidates, scores, strict=True)}
-        return candidates[int(np.argmin(scores))]  # ties: the smaller lam
+                sse[c] += float(np.dot(w[test], (y[test] - predict(p)) ** 2))
+                progress.step(f"fold {f + 1}/{len(splits)}, lam={lam:.3g}")
+            held_out_weight += float(w[test].sum())
+        return sse / held_out_weight
 
     # -- prediction --------------------------------------------------------------------------
     def _calibrate(self, U):
@@ -250,5 +379,5 @@ class MRMICFusion(FusionEstimator):
 
 def _interpolate(rule: str, points, values, queries) -> np.ndarray:
     if rule == "linear":
-        return linear_interpolate(points, values, queries)
+        return apply_weights(*linear_weights(points, queries), values)
     return monotone_interpolate(points, values, queries)

@@ -1,5 +1,8 @@
 """Tests of fusion/mrmic/estimator.py: MRMICFusion end to end."""
 
+import sys
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -66,20 +69,77 @@ def test_monotone_interpolation_is_monotone_in_raw_scores():
     assert np.all(np.diff(f, axis=0) >= 0) and np.all(np.diff(f, axis=1) >= 0)
 
 
-def test_integer_weights_equal_repeated_rows():
+def test_integer_weights_equal_repeated_rows_with_lam_times_mean_weight():
+    # Weights are rescaled to mean 1, so weight 2 on every row is repetition with lam * 2.
     S, y = simulate(120, 5)
-    weighted = MRMICFusion(lam=1e-3).fit(S, y, sample_weight=np.full(120, 2.0))
-    repeated = MRMICFusion(lam=1e-3).fit(np.vstack([S, S]), np.concatenate([y, y]))
+    weighted = MRMICFusion(lam=2e-3).fit(S, y, sample_weight=np.full(120, 2.0))
+    repeated = MRMICFusion(lam=4e-3).fit(np.vstack([S, S]), np.concatenate([y, y]))
     np.testing.assert_array_equal(weighted.train_scores_, repeated.train_scores_)
     np.testing.assert_allclose(weighted.train_proba_, repeated.train_proba_, atol=1e-6)
 
 
-def test_scaling_weights_is_dividing_lam():
+@pytest.mark.parametrize("params", [{"lam": 1e-3}, {"cv": 3}])
+@pytest.mark.parametrize("factor", [1e-6, 3.0, 1e6])
+def test_scaling_weights_changes_nothing(params, factor):
     S, y = simulate(120, 6)
     w = np.random.default_rng(6).uniform(0.5, 2.0, size=120)
-    a = MRMICFusion(lam=1e-3).fit(S, y, sample_weight=3.0 * w)
-    b = MRMICFusion(lam=1e-3 / 3.0).fit(S, y, sample_weight=w)
-    np.testing.assert_allclose(a.train_proba_, b.train_proba_, atol=1e-6)
+    a = MRMICFusion(**params).fit(S, y, sample_weight=w)
+    b = MRMICFusion(**params).fit(S, y, sample_weight=factor * w)
+    assert a.lam_ == pytest.approx(b.lam_, rel=1e-9)
+    np.testing.assert_allclose(a.train_weights_, b.train_weights_, rtol=1e-12)
+    np.testing.assert_allclose(a.train_proba_, b.train_proba_, atol=1e-7)
+    np.testing.assert_allclose(a.predict_proba(S), b.predict_proba(S), atol=1e-7)
+
+
+def test_one_overwhelming_weight_fits_its_label():
+    # Weight 1e20 on one row: the fit is that row's label everywhere. A CV fold without the
+    # row used to get a lam 1e18 times too strong for its weights and OSQP stalled.
+    S, y = simulate(120, 18)
+    w = np.ones(120)
+    w[3] = 1e20
+    model = MRMICFusion(cv=3).fit(S, y, sample_weight=w)
+    assert model.solver_status_ == "solved"
+    np.testing.assert_allclose(model.predict_proba(S)[:, 1], y[3], atol=1e-4)
+
+
+def _fit_normalized(U, y, w, **params):
+    """MR-MIC's own step on normalized points (what the base calls after its ECDF)."""
+    model = MRMICFusion(**params)
+    model._fit_normalized(U, y, w)
+    return model
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"lam": 1e-3}, {"cv": 3}, {"cv": "pairs"}, {"lam": 1e-3, "max_points": 40}],
+    ids=["fixed", "cv-int", "cv-pairs", "grouped"],
+)
+def test_zero_weight_equals_dropping_the_row(params):
+    rng = np.random.default_rng(7)
+    U = rng.uniform(size=(90, 2))
+    y = (rng.uniform(size=90) < U.mean(axis=1)).astype(float)
+    w = rng.uniform(0.5, 2.0, size=90)
+    w[::7] = 0.0
+    keep = w > 0
+    if params.get("cv") == "pairs":  # index pairs into all rows, and the same into kept ones
+        folds = np.arange(90) % 3
+        params = {
+            "cv": [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(3)]
+        }
+        kept_folds = folds[keep]
+        dropped_params = {
+            "cv": [
+                (np.flatnonzero(kept_folds != f), np.flatnonzero(kept_folds == f)) for f in range(3)
+            ]
+        }
+    else:
+        dropped_params = params
+    with_zeros = _fit_normalized(U, y, w, **params)
+    dropped = _fit_normalized(U[keep], y[keep], w[keep], **dropped_params)
+    assert with_zeros.lam_ == dropped.lam_
+    assert getattr(with_zeros, "cv_scores_", None) == getattr(dropped, "cv_scores_", None)
+    np.testing.assert_array_equal(with_zeros.train_scores_, dropped.train_scores_)
+    np.testing.assert_array_equal(with_zeros.train_proba_, dropped.train_proba_)
 
 
 def test_zero_weight_rows_are_dropped():
@@ -87,23 +147,19 @@ def test_zero_weight_rows_are_dropped():
     w = np.ones(100)
     w[:10] = 0.0
     model = MRMICFusion(lam=1e-3).fit(S, y, sample_weight=w)
-    assert model.train_scores_.shape[0] == 90
+    assert model.train_scores_.shape[0] == 90 == model.n_distinct_points_
     np.testing.assert_allclose(model.train_weights_.sum(), 90.0)
 
 
 def test_cv_chooses_from_the_grid_reproducibly():
-    S, y = simulate(200, 8)
-    a = MRMICFusion(random_state=0).fit(S, y)
-    b = MRMICFusion(random_state=0).fit(S, y)
+    S, y = simulate(150, 8)
+    a = MRMICFusion(cv=3, random_state=1).fit(S, y)
+    b = MRMICFusion(cv=3, random_state=1).fit(S, y)
     assert len(a.cv_scores_) == len(DEFAULT_RELATIVE_LAM_GRID)
-    assert a.lam_ in a.cv_scores_ and a.lam_ == b.lam_
+    assert a.lam_ in a.cv_scores_ and a.cv_scores_ == b.cv_scores_
     assert a.cv_scores_[a.lam_] == min(a.cv_scores_.values())
     assert all(isinstance(k, float) and isinstance(v, float) for k, v in a.cv_scores_.items())
-    # The default grid scales with the weights, so scaling them changes nothing.
-    c = MRMICFusion(random_state=0).fit(S, y, sample_weight=np.full(200, 5.0))
-    assert c.lam_ == pytest.approx(5.0 * a.lam_)
-    np.testing.assert_allclose(c.train_proba_, a.train_proba_, atol=1e-6)
-    grid = MRMICFusion(lam_grid=[1e-2, 1e-5], cv=3, random_state=0).fit(S, y)
+    grid = MRMICFusion(lam_grid=[1e-2, 1e-5], cv=3).fit(S, y)
     assert set(grid.cv_scores_) == {1e-5, 1e-2} and grid.lam_ in (1e-5, 1e-2)
 
 
@@ -115,10 +171,11 @@ def test_recovers_a_known_monotone_truth():
     nodes, weights = np.polynomial.hermite_e.hermegauss(60)
     mean = S_test.mean(axis=1) * 2 / 3
     truth = expit(2 * (mean[:, None] + np.sqrt(1 / 3) * nodes[None])) @ weights / weights.sum()
-    for interpolation in ("linear", "monotone"):
-        model = MRMICFusion(interpolation=interpolation, random_state=0).fit(S, y)
+    linear = MRMICFusion(interpolation="linear", cv=3).fit(S, y)
+    monotone = MRMICFusion(linear.lam_, interpolation="monotone").fit(S, y)
+    for model in (linear, monotone):
         err = np.mean(np.abs(model.predict_proba(S_test)[:, 1] - truth))
-        assert err < 0.06, (interpolation, err)
+        assert err < 0.06, (model.interpolation_, err)
 
 
 def test_one_score_and_identical_columns():
@@ -158,3 +215,53 @@ def test_fitted_state_is_plain_data():
     for name, value in vars(model).items():
         if name.endswith("_") and not name.startswith("_") and name != "ecdf_":
             assert isinstance(value, plain), (name, type(value))
+
+
+def test_default_fit_is_deterministic():
+    S, y = simulate(150, 14)
+    a, b = MRMICFusion().fit(S, y), MRMICFusion().fit(S, y)
+    assert a.random_state == 0 and a.lam_ == b.lam_ and a.cv_scores_ == b.cv_scores_
+    np.testing.assert_array_equal(a.train_proba_, b.train_proba_)
+
+
+def test_cv_accepts_a_splitter_and_index_pairs():
+    from sklearn.model_selection import StratifiedKFold
+
+    S, y = simulate(120, 15)
+    splitter = StratifiedKFold(3, shuffle=True, random_state=4)
+    pairs = list(splitter.split(S, y))
+    grid = [1e-4, 1e-2]
+    a = MRMICFusion(lam_grid=grid, cv=splitter).fit(S, y)
+    b = MRMICFusion(lam_grid=grid, cv=pairs).fit(S, y)
+    c = MRMICFusion(lam_grid=grid, cv=iter(pairs)).fit(S, y)  # a one-shot iterator too
+    assert a.cv_scores_ == b.cv_scores_ == c.cv_scores_
+    with pytest.raises(ValueError, match="empty test side"):
+        MRMICFusion(cv=[(np.arange(120), np.array([], dtype=int))]).fit(S, y)
+
+
+def test_verbose_shows_each_solve(capsys, monkeypatch):
+    S, y = simulate(80, 16)
+    MRMICFusion(lam_grid=[1e-4, 1e-2], cv=2, verbose=True).fit(S, y)
+    bar = capsys.readouterr().err
+    assert "MRMICFusion" in bar and "5/5" in bar  # tqdm: 2 folds x 2 candidates + final
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # without tqdm: one line per solve
+    MRMICFusion(lam_grid=[1e-4, 1e-2], cv=2, verbose=True).fit(S, y)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 5 and lines[-1].startswith("MRMICFusion: 5/5 (final fit")
+    MRMICFusion(lam=1e-3).fit(S, y)
+    assert capsys.readouterr().err == ""
+
+
+def test_long_fit_warns_once_with_the_estimate(monkeypatch):
+    import fusion.mrmic.estimator as estimator
+
+    S, y = simulate(80, 17)
+    monkeypatch.setattr(estimator, "WARN_SECONDS", 0.0)
+    with pytest.warns(UserWarning, match="estimated to take") as record:
+        MRMICFusion(cv=2, max_points=None).fit(S, y)
+    assert len([w for w in record if "estimated" in str(w.message)]) == 1
+    assert "max_points=500" in str(record[0].message)
+    monkeypatch.setattr(estimator, "WARN_SECONDS", 60.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MRMICFusion(cv=2).fit(S, y)

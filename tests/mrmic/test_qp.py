@@ -6,7 +6,7 @@ import pytest
 from sklearn.isotonic import isotonic_regression
 
 from fusion.mrmic.graph import dominance_edges, laplacian, merge_points, similarity_matrix
-from fusion.mrmic.qp import MRMICQP, constraint_matrix, max_violation, repair_monotone
+from fusion.mrmic.qp import MRMICQP, max_violation, monotone_constraints, repair_monotone
 
 
 def simulated(n, seed, M=2, levels=None):
@@ -110,10 +110,30 @@ def test_repair_is_exact_and_leaves_monotone_vectors_alone():
     assert np.max(np.abs(fixed - noisy)) < 1e-5
 
 
-def test_constraint_matrix_rows():
-    A, lower, upper = constraint_matrix(np.array([2, 1]), np.array([0, 0]), 3)
-    np.testing.assert_array_equal(
-        A.toarray(), [[-1, 0, 1], [-1, 1, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
-    )
+def test_constraint_rows_are_edge_differences():
+    A, lower, upper = monotone_constraints(np.array([2, 1]), np.array([0, 0]), 3)
+    np.testing.assert_array_equal(A.toarray(), [[-1, 0, 1], [-1, 1, 0]])
     np.testing.assert_array_equal(lower, 0)
-    np.testing.assert_array_equal(upper, [np.inf, np.inf, 1, 1, 1])
+    np.testing.assert_array_equal(upper, np.inf)
+
+
+@pytest.mark.parametrize("lam", [0.0, 1e-3, 1.0])
+def test_box_is_redundant(lam):
+    # Without the box rows the QP must still land in [0, 1] (targets at the ends, so a
+    # binding box would show): compare with cvxpy, which keeps the box.
+    U, y, w = simulated(120, seed=17, levels=4)
+    qp = build(U, y, w)
+    x, _ = qp._qp.solve(*_osqp_data(qp, lam))
+    assert x.min() > -1e-5 and x.max() < 1 + 1e-5
+    p, _ = qp.solve(lam)
+    ref = cvxpy_reference(qp.points, qp.target, qp.weight, qp.L.toarray(), lam)
+    assert abs(qp.objective(p, lam) - qp.objective(ref, lam)) <= 1e-6 * qp.objective(ref, lam)
+
+
+def _osqp_data(qp, lam):
+    """The P and q that MRMICQP.solve hands to OSQP (to look at the raw solution)."""
+    scale = 1.0 / qp.weight.mean()
+    P = qp._L_upper.copy()
+    P.data = (scale * lam) * P.data
+    P.data[qp._diag_pos] += (2.0 * scale) * qp.weight[qp._diag_rows]
+    return P, (-2.0 * scale) * qp.weight * qp.target
