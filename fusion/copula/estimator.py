@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
 import warnings
 from numbers import Real
 
@@ -12,6 +10,7 @@ from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import COMMON_PARAMETERS, FusionEstimator
+from .._progress import SLOW_SECONDS, Progress, warn_if_slow
 from .._validation import canonical_weights
 from . import families as fam
 from .family import MAX_INTERVAL_AXES
@@ -23,7 +22,7 @@ __all__ = ["CopulaFusion"]
 
 #: A fit estimated to take longer than this many seconds warns first (and shows progress
 #: with ``verbose``).
-LONG_FIT_SECONDS = 60.0
+LONG_FIT_SECONDS = SLOW_SECONDS
 
 
 def _plain(label):
@@ -273,7 +272,7 @@ class CopulaFusion(FusionEstimator):
                     candidates,
                     self.selection,
                     upper=hi if n_atom_columns else None,
-                    progress=progress,
+                    progress=progress.step,
                 )
                 families[key], params[key] = best, cand[best]
                 logliks[key], candidate_params[key] = ll, cand
@@ -294,7 +293,7 @@ class CopulaFusion(FusionEstimator):
         self.copula_families_, self.copula_params_ = families, params
         self.copula_loglik_, self.copula_candidate_params_ = logliks, candidate_params
 
-    def _progress(self, rows, weights, candidates, M, n_atom_columns) -> _Progress:
+    def _progress(self, rows, weights, candidates, M, n_atom_columns) -> Progress:
         """Warn before a fit estimated to exceed a minute; a progress reporter for ``verbose``."""
         n_fits = 2 * (len(set(candidates) | {"independence"}))
         seconds = sum(
@@ -303,16 +302,14 @@ class CopulaFusion(FusionEstimator):
             )
             for r, w in zip(rows, weights, strict=True)
         )
-        if seconds > LONG_FIT_SECONDS:
-            warnings.warn(
-                f"CopulaFusion fit estimated to take about {seconds / 60:.0f} min "
-                f"({M} scores, {sum(int(r.sum()) for r in rows):,} rows, {n_fits} copula fits); "
-                "fewer candidate families (families=[...], e.g. without 'student') are faster. "
-                "verbose=True shows progress.",
-                UserWarning,
-                stacklevel=4,
-            )
-        return _Progress(n_fits, self.verbose)
+        warn_if_slow(
+            seconds,
+            f"CopulaFusion fit ({M} scores, {sum(int(r.sum()) for r in rows):,} rows, {n_fits} "
+            "copula fits)",
+            "Fewer candidate families (families=[...], e.g. without 'student') are faster.",
+            stacklevel=4,
+        )
+        return Progress(n_fits, desc="CopulaFusion copula fits", enabled=self.verbose)
 
     # -- prediction --------------------------------------------------------------------------
     def _marginal_state(self) -> tuple[dict, dict]:
@@ -393,35 +390,3 @@ def estimated_fit_seconds(
         if base == "student" and M > 2 and weighted and n > 1:
             total += _COST_WEIGHTED_TAU * n * np.log2(n) ** 2 * M * (M - 1) / 2
     return total
-
-
-class _Progress:
-    """Counts fitted copula families; shows them with tqdm (or on stderr) when verbose."""
-
-    def __init__(self, total: int, verbose: bool):
-        self._bar = None
-        self._total, self._done, self._verbose = total, 0, verbose
-        self._start = time.perf_counter()
-        if verbose:
-            try:
-                from tqdm.auto import tqdm
-
-                self._bar = tqdm(total=total, desc="CopulaFusion copula fits", unit="fit")
-            except ImportError:
-                pass
-
-    def __call__(self, family: str) -> None:
-        self._done += 1
-        if self._bar is not None:
-            self._bar.set_postfix_str(family)
-            self._bar.update()
-        elif self._verbose:
-            elapsed = time.perf_counter() - self._start
-            print(
-                f"CopulaFusion: {self._done}/{self._total} copula fits ({family}), {elapsed:.1f} s",
-                file=sys.stderr,
-            )
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import math
 
+from .._progress import SLOW_SECONDS
+
 __all__ = ["estimate_fit_seconds", "seconds_per_iteration", "WARN_SECONDS", "ITERATIONS_PER_SOLVE"]
 
-#: A fit estimated to take longer than this warns first.
-WARN_SECONDS = 60.0
+#: A fit estimated to take longer than this warns first (the package-wide threshold).
+WARN_SECONDS = SLOW_SECONDS
 
 #: OSQP iterations assumed per solve: at ``g`` = 300-500, solves took 150-1,500 (tied and
 #: binary scores at the top, continuous ones 200-900), about 500 on average.

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import FusionEstimator
+from .._base import COMMON_PARAMETERS, FusionEstimator
+from .._progress import Progress, warn_if_slow
 from .coarsen import coarsen_points
-from .cost import WARN_SECONDS, estimate_fit_seconds
+from .cost import estimate_fit_seconds
 from .graph import dominance_edges, laplacian, merge_points, similarity_matrix
 from .interpolate import LINEAR_MAX_DIMENSION, apply_weights, linear_weights, monotone_interpolate
-from .progress import Progress
 from .qp import MRMICQP
-from .splits import cv_splits
 
 __all__ = ["MRMICFusion", "DEFAULT_RELATIVE_LAM_GRID", "DEFAULT_MAX_POINTS", "CV_TOLERANCE"]
 
@@ -201,6 +199,19 @@ class MRMICFusion(FusionEstimator):
     """
 
     _allows_1d = True
+    _fitted_attributes = (
+        "train_scores_",
+        "train_proba_",
+        "train_weights_",
+        "n_distinct_points_",
+        "lam_",
+        "interpolation_",
+        "monotone_",
+        "n_edges_",
+        "cv_scores_",
+        "solver_status_",
+        "n_iter_",
+    )
     _parameter_constraints = {
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"cv"})],
         "interpolation": [StrOptions({"auto", "linear", "monotone"})],
@@ -209,8 +220,7 @@ class MRMICFusion(FusionEstimator):
         "max_points": [Interval(Integral, 2, None, closed="left"), None],
         "lam_grid": ["array-like", None],
         "cv": ["cv_object"],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **COMMON_PARAMETERS,
         "eps_abs": [Interval(Real, 0, None, closed="neither")],
         "eps_rel": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -226,11 +236,14 @@ class MRMICFusion(FusionEstimator):
         max_points: int | None = DEFAULT_MAX_POINTS,
         lam_grid=None,
         cv=5,
-        random_state=0,
-        verbose: bool = False,
         eps_abs: float = 1e-7,
         eps_rel: float = 1e-7,
         max_iter: int = 20_000,
+        increasing="auto",
+        missing: str = "error",
+        ecdf_knots="auto",
+        random_state=0,
+        verbose=False,
     ):
         self.lam = lam
         self.interpolation = interpolation
@@ -239,11 +252,14 @@ class MRMICFusion(FusionEstimator):
         self.max_points = max_points
         self.lam_grid = lam_grid
         self.cv = cv
-        self.random_state = random_state
-        self.verbose = verbose
         self.eps_abs = eps_abs
         self.eps_rel = eps_rel
         self.max_iter = max_iter
+        self.increasing = increasing
+        self.missing = missing
+        self.ecdf_knots = ecdf_knots
+        self.random_state = random_state
+        self.verbose = verbose
 
     # -- fitting -----------------------------------------------------------------------------
     def _osqp_settings(self, *, cv: bool = False) -> dict:
@@ -264,7 +280,7 @@ class MRMICFusion(FusionEstimator):
         w = sample_weight / sample_weight[keep].mean()
         rule = self._interpolation_rule(U.shape[1])
         tune = isinstance(self.lam, str)
-        splits = cv_splits(self.cv, U, y, random_state=self.random_state, keep=keep) if tune else []
+        splits = self._cv_splits(U, y) if tune else []
         U, y, w = U[keep], y[keep], w[keep]
         points, target, weight, n_distinct = _qp_points(U, y, w, self.max_points)
         grid = self._checked_lam_grid() if tune else None
@@ -306,8 +322,6 @@ class MRMICFusion(FusionEstimator):
         seconds = estimate_fit_seconds(
             g, M, graph=self.graph, n_qps=n_qps, n_solves=n_solves, interpolation=rule
         )
-        if seconds <= WARN_SECONDS:
-            return
         hints = []
         if self.max_points is None or g > DEFAULT_MAX_POINTS:
             hints.append(f"max_points={DEFAULT_MAX_POINTS} (now {self.max_points})")
@@ -315,13 +329,13 @@ class MRMICFusion(FusionEstimator):
             hints.append("a fixed lam instead of lam='cv'")
         if rule == "linear" and M > LINEAR_MAX_DIMENSION:
             hints.append("interpolation='monotone'")
-        hint = f" Faster: {', '.join(hints)}." if hints else ""
-        warnings.warn(
-            f"{type(self).__name__} fit estimated to take about {seconds / 60:.0f} min: "
-            f"{n_solves} QP solve(s) on {g} points (graph={self.graph!r}, M={M}, "
-            f"interpolation={rule!r}); the estimate is rough (fusion.mrmic.cost).{hint} "
-            "verbose=True shows progress.",
-            UserWarning,
+        hint = f"Faster: {', '.join(hints)}." if hints else ""
+        warn_if_slow(
+            seconds,
+            f"{type(self).__name__} fit ({n_solves} QP solve(s) on {g} points, graph="
+            f"{self.graph!r}, M={M}, interpolation={rule!r}; a rough estimate, see "
+            "fusion.mrmic.cost)",
+            hint,
             stacklevel=4,
         )
 

@@ -44,8 +44,8 @@ import warnings
 import numpy as np
 from scipy.spatial import Delaunay, QhullError, cKDTree
 
+from .._solver import one_blas_thread
 from .graph import dominated_max, dominating_min
-from .threads import one_blas_thread
 
 __all__ = [
     "linear_interpolate",

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._base import QPSolver
+from .._solver import QPSolver, difference_constraints
 from .graph import dominated_max, dominating_min
 
 __all__ = [
@@ -70,20 +70,9 @@ DEFAULT_OSQP_SETTINGS = {
 def monotone_constraints(
     hi: np.ndarray, lo: np.ndarray, n: int
 ) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
-    """``(A, lower, upper)`` with one row ``x[hi[e]] - x[lo[e]] >= 0`` per edge ``e``.
-
-    The edge form of "coordinate-wise non-decreasing": on a tensor grid the edges are the
-    pairs of neighbours along each axis, on scattered points the dominance edges. ``upper``
-    is ``+inf``; the columns are the ``n`` variables.
-    """
-    hi = np.asarray(hi, dtype=np.int64)
-    lo = np.asarray(lo, dtype=np.int64)
-    m = hi.shape[0]
-    rows = np.concatenate([np.arange(m), np.arange(m)])
-    cols = np.concatenate([hi, lo])
-    vals = np.concatenate([np.ones(m), -np.ones(m)])
-    A = sp.csc_matrix((vals, (rows, cols)), shape=(m, n))
-    return A, np.zeros(m), np.full(m, np.inf)
+    """``(A, lower, upper)`` with one row ``x[hi[e]] - x[lo[e]] >= 0`` per dominance edge
+    ``e`` (:func:`fusion._solver.difference_constraints`, without a box)."""
+    return difference_constraints(hi, lo, n)
 
 
 def objective(p, target, weight, L, lam: float) -> float:

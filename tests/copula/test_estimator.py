@@ -409,10 +409,11 @@ def test_verbose_reports_every_copula_fit(capsys):
 
 
 def test_a_fit_estimated_to_take_long_warns_once_with_the_estimate(monkeypatch):
+    import fusion._progress
     from fusion.copula import estimator
 
     S, y = draw(SKEWED, 300, seed=10)
-    monkeypatch.setattr(estimator, "LONG_FIT_SECONDS", 0.0)
+    monkeypatch.setattr(fusion._progress, "SLOW_SECONDS", 0.0)
     with pytest.warns(UserWarning, match="estimated to take about") as record:
         CopulaFusion().fit(S, y)
     assert len([r for r in record if "estimated" in str(r.message)]) == 1

@@ -103,10 +103,9 @@ def test_one_overwhelming_weight_fits_its_label():
 
 
 def _fit_normalized(U, y, w, **params):
-    """MR-MIC's own step on normalized points (what the base calls after its ECDF)."""
-    model = MRMICFusion(**params)
-    model._fit_normalized(U, y, w)
-    return model
+    """A fit on points of the unit square (the base drops zero-weight rows before the ECDF
+    and maps user index pairs onto the kept rows)."""
+    return MRMICFusion(**params).fit(U, y, sample_weight=w)
 
 
 @pytest.mark.parametrize(
@@ -211,7 +210,7 @@ def test_bad_parameters_raise(params, match):
 def test_fitted_state_is_plain_data():
     S, y = simulate(80, 13)
     model = MRMICFusion(cv=3, random_state=0).fit(S, y)
-    plain = (np.ndarray, float, int, str, dict, np.floating, np.integer)
+    plain = (np.ndarray, float, int, str, dict, np.floating, np.integer, type(None))
     for name, value in vars(model).items():
         if name.endswith("_") and not name.startswith("_") and name != "ecdf_":
             assert isinstance(value, plain), (name, type(value))
@@ -235,7 +234,7 @@ def test_cv_accepts_a_splitter_and_index_pairs():
     b = MRMICFusion(lam_grid=grid, cv=pairs).fit(S, y)
     c = MRMICFusion(lam_grid=grid, cv=iter(pairs)).fit(S, y)  # a one-shot iterator too
     assert a.cv_scores_ == b.cv_scores_ == c.cv_scores_
-    with pytest.raises(ValueError, match="empty test side"):
+    with pytest.raises(ValueError, match="no split with rows on both sides"):
         MRMICFusion(cv=[(np.arange(120), np.array([], dtype=int))]).fit(S, y)
 
 
@@ -253,15 +252,15 @@ def test_verbose_shows_each_solve(capsys, monkeypatch):
 
 
 def test_long_fit_warns_once_with_the_estimate(monkeypatch):
-    import fusion.mrmic.estimator as estimator
+    import fusion._progress as progress
 
     S, y = simulate(80, 17)
-    monkeypatch.setattr(estimator, "WARN_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "SLOW_SECONDS", 0.0)
     with pytest.warns(UserWarning, match="estimated to take") as record:
         MRMICFusion(cv=2, max_points=None).fit(S, y)
     assert len([w for w in record if "estimated" in str(w.message)]) == 1
     assert "max_points=500" in str(record[0].message)
-    monkeypatch.setattr(estimator, "WARN_SECONDS", 60.0)
+    monkeypatch.setattr(progress, "SLOW_SECONDS", 60.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         MRMICFusion(cv=2).fit(S, y)

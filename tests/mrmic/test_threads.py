@@ -1,4 +1,4 @@
-"""Tests of fusion/mrmic/threads.py: BLAS thread limits are restored after every call."""
+"""MR-MIC restores the BLAS thread limit (fusion._solver.one_blas_thread) after every call."""
 
 import threading
 import time
@@ -8,7 +8,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from fusion import MRMICFusion
-from fusion.mrmic.threads import one_blas_thread
+from fusion._solver import one_blas_thread
 
 
 def blas_threads():
