@@ -150,8 +150,10 @@ def bandwidth_rule(x: np.ndarray, w: np.ndarray, rule: str) -> float:
     else:
         n_eff = effective_size(w)
         mean = np.sum(w * x) / w.sum()
-        # reliability-weights correction: ddof=1 when the weights are equal
-        var = np.sum(w * (x - mean) ** 2) / (w.sum() - np.sum(w * w) / w.sum())
+        # reliability-weights correction: ddof=1 when the weights are equal (one dominant
+        # weight leaves no spread: infinite, and the bandwidth falls back to the minimum)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var = np.sum(w * (x - mean) ** 2) / (w.sum() - np.sum(w * w) / w.sum())
         std = float(np.sqrt(var))
         iqr = (_weighted_quantile(x, w, 0.75) - _weighted_quantile(x, w, 0.25)) / 1.349
         spread = min(std, iqr) if iqr > 0 else std
