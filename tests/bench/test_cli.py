@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from fusion import datasets as ds
-from fusion.datasets import _download as dl
 from fusion.bench import cli
+from fusion.datasets import _download as dl
 
 pytest.importorskip("pandas")
 pytest.importorskip("tqdm")
