@@ -65,7 +65,7 @@ class RunResult:
 def _empty_row(status: str = "ok", error: str = "") -> dict:
     """A result row with every column (CSV rows of a run all have the same fields)."""
     row = dict.fromkeys(("brier", "log_loss", "ece", "fit_seconds", "predict_seconds"), math.nan)
-    row.update(status=status, error=error, warnings=0, warning="", note="")
+    row.update(status=status, error=error, warnings=0, warning="", note="", selected="")
     row.update(p_min=math.nan, p_max=math.nan)
     return row
 
@@ -87,6 +87,7 @@ def evaluate(estimator, S_fuse, y_fuse, S_test, y_test) -> dict:
             row["log_loss"] = metrics.log_loss(y_test, p)
             row["ece"] = metrics.binned_ece(y_test, p, n_bins=ECE_BINS)
             row["p_min"], row["p_max"] = float(p.min()), float(p.max())
+            row["selected"] = selected(estimator)
         except Exception as err:  # a failing method is reported, the benchmark goes on
             row.update(status="error", error=f"{type(err).__name__}: {err}"[:300])
             for m in ("brier", "log_loss", "ece"):
@@ -96,6 +97,21 @@ def evaluate(estimator, S_fuse, y_fuse, S_test, y_test) -> dict:
         first = caught[0]
         row["warning"] = f"{first.category.__name__}: {first.message}"[:200]
     return row
+
+
+#: Fitted attributes worth recording: the hyper-parameters a method chose by CV.
+_SELECTED = ("degree_", "lam_", "lambda_", "C_", "copula_families_", "best_params_")
+
+
+def selected(estimator) -> str:
+    """``"degree_=(3, 3); ..."``: what the (wrapped) estimator chose, for the CSV."""
+    model = getattr(estimator, "model_", estimator)
+    out = []
+    for name in _SELECTED:
+        value = getattr(model, name, None)
+        if value is not None and not callable(value):
+            out.append(f"{name}={value}")
+    return "; ".join(out)[:200]
 
 
 def default_alias(contenders: Sequence[Contender]) -> dict[str, str]:

@@ -50,6 +50,8 @@ def test_every_contender_runs_on_every_cell_and_seed(tiny):
     assert status["broken", 100] == {"error"}
     assert "prototype exploded" in fits.loc[fits["method"] == "broken", "error"].iloc[0]
     assert (fits.loc[fits["status"] == "ok", "fit_seconds"] > 0).all()
+    # The degrees the default's CV chose are recorded (edge-of-grid choices show up here).
+    assert fits.loc[fits["method"] == "default", "selected"].str.startswith("degree_=").all()
 
 
 def test_metrics_are_those_of_the_package_on_the_test_rows(tiny):
