@@ -80,6 +80,11 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         help="add the rows of earlier runs (their fits.csv) for methods not fitted in this "
         "run, where scenario, seed, n_fuse and the scores' cache key match",
     )
+    p.add_argument(
+        "--report-from",
+        metavar="DIR",
+        help="fit nothing: rebuild DIR/report.md from the files an earlier --out wrote there",
+    )
     p.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default: 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -133,6 +138,13 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
 
     from . import tables
     from .runner import RunConfig, run
+
+    if args.report_from:
+        result, command = tables.read(args.report_from)
+        text = tables.markdown(result, command)
+        (Path(args.report_from) / "report.md").write_text(text, encoding="utf-8")
+        print(text, end="")
+        return 0
 
     set_name = "holdout" if args.holdout else "main"
     scenarios = SCENARIO_SETS[set_name]
@@ -191,7 +203,8 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
         result.notes.append(
             f"{len(extra)} fit rows merged from {Path(path).name}"
             + (f" ({dropped} rows of other cells left out)" if dropped else "")
-            + "."
+            + "; their fit times were measured in that run, so their ratios to this run's "
+            "LR times mix two machines' loads."
         )
     command = "python benchmarks/bench_scorers.py " + shlex.join(
         argv if argv is not None else sys.argv[1:]

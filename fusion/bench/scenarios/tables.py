@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
-from .catalog import Scenario
+from .catalog import HOLDOUT, MAIN, Scenario
 from .contenders import REFERENCE
 from .paired import METRICS, cell_stats, summary
-from .runner import ECE_BINS, RunResult
+from .runner import ECE_BINS, RunConfig, RunResult
 from .scorers import describe
 
-__all__ = ["fits_frame", "markdown", "write"]
+__all__ = ["fits_frame", "markdown", "write", "read"]
 
 _NAMES = {"brier": "Brier", "log_loss": "log-loss", "ece": "ECE"}
 
@@ -165,6 +166,31 @@ def _time_table(cells, methods: list[str], labels: dict[str, str]) -> list[str]:
     return _table(["cell (scenario, n_fuse)", *[labels.get(m, m) for m in methods]], rows)
 
 
+def _focus_table(cells, method: str) -> list[str]:
+    """One method against the reference, cell by cell: the reference's values, the method's
+    mean paired differences, its median fit time and the ratio to the reference's."""
+    ref = cells[cells["method"] == REFERENCE].set_index(["scenario", "n_fuse"])
+    rows = []
+    for _, r in cells[cells["method"] == method].iterrows():
+        key = (r["scenario"], r["n_fuse"])
+        q = ref.loc[key] if key in ref.index else None
+        row = [_cell_label(*key)]
+        for m in METRICS:
+            row.append(_num(q[m]) if q is not None else "—")
+            if r["status"] != "ok":
+                row.append("skip" if r["status"] == "skipped" else "fail")
+            else:
+                row.append(_milli(r[f"{m}_diff"], r[f"{m}_flag"]))
+        ratio = r["fit_ratio"]
+        row += [_seconds(r["fit_median"]), "—" if math.isnan(ratio) else f"{ratio:.0f}"]
+        rows.append(row)
+    return _table(
+        ["cell (scenario, n_fuse)", "LR Brier", "Δ Brier", "LR log-loss", "Δ log-loss",
+         "LR ECE", "Δ ECE", "fit s", "fit / LR"],
+        rows,
+    )  # fmt: skip
+
+
 def markdown(result: RunResult, command: str | None = None) -> str:
     """The report: scenarios, the summary per method, per-metric paired differences, fit
     times, notes."""
@@ -198,6 +224,16 @@ def markdown(result: RunResult, command: str | None = None) -> str:
         *_summary_table(summ, labels),
         "",
     ]
+    focus = [m for m in methods if m == "default" or labels[m].endswith("(candidate)")]
+    for m in focus:
+        lines += [
+            f"{labels[m]} against {ref}, per cell: the reference's value, the mean paired "
+            "difference (x 1e-3; **W** clearly worse, B clearly better), median fit seconds "
+            "and their ratio to the reference's.",
+            "",
+            *_focus_table(cells, m),
+            "",
+        ]
     for metric in METRICS:
         lines += [
             f"{_NAMES[metric]}: the reference's value, and each method's mean paired difference "
@@ -234,17 +270,62 @@ def markdown(result: RunResult, command: str | None = None) -> str:
 
 
 def write(result: RunResult, out: str | Path, command: str | None = None) -> list[Path]:
-    """Write ``report.md``, ``fits.csv``, ``cells.csv``, ``summary.csv`` and ``scores.csv``."""
+    """Write ``report.md``, ``fits.csv``, ``cells.csv``, ``summary.csv``, ``scores.csv`` and
+    ``run.json`` (what :func:`read` needs to rebuild the report)."""
     import pandas as pd
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     fits = fits_frame(result)
     cells = cell_stats(fits, REFERENCE)
-    paths = [out / n for n in ("report.md", "fits.csv", "cells.csv", "summary.csv", "scores.csv")]
+    names = ("report.md", "fits.csv", "cells.csv", "summary.csv", "scores.csv", "run.json")
+    paths = [out / n for n in names]
     paths[0].write_text(markdown(result, command), encoding="utf-8")
     fits.to_csv(paths[1], index=False)
     cells.to_csv(paths[2], index=False)
     summary(cells, REFERENCE).to_csv(paths[3], index=False)
     pd.DataFrame(result.scores).to_csv(paths[4], index=False)
+    cfg = result.config
+    run_info = {
+        "set": cfg.set_name,
+        "scenarios": [s.name for s in cfg.scenarios],
+        "seeds": list(cfg.seeds),
+        "sizes": None if cfg.sizes is None else list(cfg.sizes),
+        "max_n": dict(cfg.max_n),
+        "elapsed": result.elapsed,
+        "notes": list(result.notes),
+        "command": command,
+    }
+    paths[5].write_text(json.dumps(run_info, indent=1) + "\n", encoding="utf-8")
     return paths
+
+
+def read(out: str | Path) -> tuple[RunResult, str | None]:
+    """Rebuild a run's result from the files :func:`write` left in ``out`` (to redo its
+    report, e.g. after merging or with a newer report layout). Returns it and the command."""
+    import pandas as pd
+
+    out = Path(out)
+    fits = pd.read_csv(out / "fits.csv")
+    for col in ("error", "warning", "note", "selected", "label"):
+        if col in fits:
+            fits[col] = fits[col].fillna("")
+    info = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    by_name = {s.name: s for s in MAIN + HOLDOUT}
+    config = RunConfig(
+        scenarios=tuple(by_name[n] for n in info["scenarios"]),
+        seeds=tuple(info["seeds"]),
+        set_name=info["set"],
+        sizes=None if info["sizes"] is None else tuple(info["sizes"]),
+        max_n=dict(info["max_n"]),
+    )
+    labels = dict(zip(fits["method"], fits["label"], strict=True))
+    result = RunResult(
+        rows=fits.to_dict("records"),
+        scores=pd.read_csv(out / "scores.csv").to_dict("records"),
+        labels=labels,
+        config=config,
+        notes=list(info["notes"]),
+        elapsed=float(info["elapsed"]),
+    )
+    return result, info.get("command")

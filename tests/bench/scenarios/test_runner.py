@@ -98,8 +98,22 @@ def test_report_has_the_summary_and_per_metric_tables(tiny, tmp_path):
     assert "| `toy` 300 | " in md and "skip" in md
     assert "broken (candidate) failed in 4 fit(s): RuntimeError: prototype exploded" in md
     assert "15 equal-width bins" in md
-    paths = tables.write(result, tmp_path / "out")
+    assert "fusion.fit default against LR on logits, per cell" in md
+    assert "broken (candidate) against LR on logits, per cell" in md  # candidates get one too
+    paths = tables.write(result, tmp_path / "out", "python benchmarks/bench_scorers.py --x")
     assert [p.name for p in paths] == [
-        "report.md", "fits.csv", "cells.csv", "summary.csv", "scores.csv"
+        "report.md", "fits.csv", "cells.csv", "summary.csv", "scores.csv", "run.json"
     ]  # fmt: skip
     assert len(pd.read_csv(paths[1])) == len(result.rows)
+
+
+def test_report_rebuilt_from_the_written_files_is_the_same(tiny, tmp_path, monkeypatch):
+    result, _, _ = tiny
+    from fusion.bench.scenarios import catalog
+
+    # read() finds scenarios by name in the shipped sets; make the toy one of them.
+    monkeypatch.setattr(tables, "MAIN", (*catalog.MAIN, TOY))
+    tables.write(result, tmp_path / "out", "cmd")
+    again, command = tables.read(tmp_path / "out")
+    assert command == "cmd"
+    assert tables.markdown(again, command) == tables.markdown(result, "cmd")
