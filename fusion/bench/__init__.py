@@ -1,4 +1,6 @@
-"""The paper's benchmark (Wang & Liu 2020, Sec. 5.2): protocol, methods, tables, CLI.
+"""Benchmarks: the paper's (Wang & Liu 2020, Sec. 5.2: protocol, methods, tables, CLI) and,
+in :mod:`fusion.bench.scenarios`, the scenario benchmark of realistic scorers
+(``python benchmarks/bench_scorers.py``).
 
 ``python -m fusion.bench --datasets adult --quick --out DIR`` runs it from the shell; see
 :mod:`fusion.bench.cli`. From Python::

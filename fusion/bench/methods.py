@@ -66,7 +66,14 @@ METHOD_TABLE: tuple[MethodSpec, ...] = (
     MethodSpec("rpr", "RPR (mean score)", registry="rpr", params={"combine": "mean"}),
     MethodSpec("enir", "ENIR (mean score)", registry="enir", params={"combine": "mean"}),
     # Peers.
-    MethodSpec("logistic", "LR stacking", peer=LogisticStacking, quick_params={"Cs": 5}),
+    MethodSpec("logistic", "LR stacking (logits)", peer=LogisticStacking, quick_params={"Cs": 5}),
+    MethodSpec(
+        "logistic_u",
+        "LR stacking (u-scale)",
+        peer=LogisticStacking,
+        params={"scale": "u"},
+        quick_params={"Cs": 5},
+    ),
     MethodSpec("isotonic", "Isotonic (mean score)", peer=IsotonicMean),
     MethodSpec(
         "lightgbm",

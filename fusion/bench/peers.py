@@ -1,10 +1,13 @@
 """The peers a practitioner would use instead of a fusion method, as fusion estimators.
 
-All three work on the same ECDF-normalized scores as the fusion methods (the base class fits
-the normalizer), so the grid metrics compare them on the same cells:
+Every peer fits the base class's ECDF normalizer, so the grid metrics (on the normalized
+square) evaluate all methods on the same cells:
 
-* :class:`LogisticStacking` -- logistic regression on the normalized scores (stacking), the
-  inverse regularization ``C`` chosen by cross-validated Brier score;
+* :class:`LogisticStacking` -- logistic regression on the scores as a user fits it (stacking):
+  on the logits of scores that are probabilities (clipped to ``[1e-6, 1 - 1e-6]``), on the
+  scores themselves otherwise; ``scale="u"`` fits it on the ECDF-normalized scores instead
+  (a different, weaker model, kept as a separately labelled row). The inverse
+  regularization ``C`` is chosen by cross-validated Brier score;
 * :class:`IsotonicMean` -- isotonic regression on the mean normalized score;
 * :class:`MonotoneLightGBM` -- gradient-boosted trees with a monotone-increasing constraint on
   every score, hyper-parameters by cross-validated grid search (needs ``lightgbm``).
@@ -22,11 +25,24 @@ from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegressionCV
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import FusionEstimator
+from ..ecdf import ECDFNormalizer
 
-__all__ = ["LogisticStacking", "IsotonicMean", "MonotoneLightGBM", "cv_splitter"]
+__all__ = [
+    "LogisticStacking",
+    "IsotonicMean",
+    "MonotoneLightGBM",
+    "cv_splitter",
+    "PROBA_CLIP",
+    "probability_columns",
+    "logit_features",
+]
+
+#: Probabilities are clipped to ``[PROBA_CLIP, 1 - PROBA_CLIP]`` before their logit.
+PROBA_CLIP = 1e-6
 
 #: Default grid of :class:`MonotoneLightGBM` (12 candidates).
 LIGHTGBM_GRID = {
@@ -44,17 +60,48 @@ def cv_splitter(y: np.ndarray, n_folds: int, random_state):
     return KFold(n_folds, shuffle=True, random_state=random_state)
 
 
-class LogisticStacking(FusionEstimator):
-    """Logistic regression on the ECDF-normalized scores (L2 penalty, ``C`` by CV).
+def probability_columns(S: np.ndarray) -> np.ndarray:
+    """Which columns of training scores are probabilities: every value in ``[0, 1]``."""
+    S = np.asarray(S, dtype=float)
+    return np.all((S >= 0.0) & (S <= 1.0), axis=0)
 
-    ``P(Y = 1 | u) = expit(u @ coef_ + intercept_)``; ``C`` is chosen from ``Cs`` by
-    ``cv``-fold cross-validated Brier score (:class:`~sklearn.linear_model.LogisticRegressionCV`).
-    Not monotone by construction: a negative coefficient is allowed.
+
+def logit_features(S: np.ndarray, logit_columns: np.ndarray) -> np.ndarray:
+    """Scores on the scale a user stacks them: ``logit(clip(s, 1e-6, 1 - 1e-6))`` for the
+    probability columns, the score itself for the others."""
+    X = np.array(S, dtype=float, copy=True)
+    cols = np.asarray(logit_columns, dtype=bool)
+    if cols.any():
+        p = np.clip(X[:, cols], PROBA_CLIP, 1.0 - PROBA_CLIP)
+        X[:, cols] = np.log(p) - np.log1p(-p)
+    return X
+
+
+def inverse_ecdf(ecdf: ECDFNormalizer, U: np.ndarray) -> np.ndarray:
+    """Raw scores at normalized points: the piecewise-linear inverse of each column's ECDF
+    (exact at the training scores, clamped to the training range)."""
+    columns = zip(ecdf.knots_, ecdf.values_, strict=True)
+    return np.column_stack([np.interp(U[:, j], v, k) for j, (k, v) in enumerate(columns)])
+
+
+class LogisticStacking(FusionEstimator):
+    """Logistic regression on the scores (stacking), L2 penalty, ``C`` by CV.
+
+    With ``scale="logit"`` (the default, what a user fits): ``P(Y = 1 | s) = expit(z @ coef_ +
+    intercept_)`` with ``z_m = logit(clip(s_m, 1e-6, 1 - 1e-6))`` for a score column whose
+    training values all lie in ``[0, 1]`` (a probability) and ``z_m = s_m`` otherwise.
+    With ``scale="u"``: the same model on the ECDF-normalized scores ``u`` (the benchmark's
+    former "LR stacking", which discards the scores' own scale).
+    ``C`` is chosen from ``Cs`` by ``cv``-fold cross-validated Brier score
+    (:class:`~sklearn.linear_model.LogisticRegressionCV`). Not monotone by construction: a
+    negative coefficient is allowed.
 
     Parameters
     ----------
     Cs : int or sequence of float, default=10
         Candidate inverse regularization strengths (an int: that many on a log grid).
+    scale : {"logit", "u"}, default="logit"
+        Features of the regression: the scores on their own (logit) scale, or normalized.
     cv : int, default=5
     random_state : int, RandomState or None
         Shuffling of the folds.
@@ -64,20 +111,39 @@ class LogisticStacking(FusionEstimator):
     coef_ : ndarray of shape (M,)
     intercept_ : float
     C_ : float
+    logit_columns_ : ndarray of bool of shape (M,)
+        Columns taken as probabilities and fitted on their logits (all False with
+        ``scale="u"``).
     """
 
     _parameter_constraints = {
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "scale": [StrOptions({"logit", "u"})],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, Cs=10, *, cv: int = 5, random_state=None):
+    def __init__(self, Cs=10, *, scale: str = "logit", cv: int = 5, random_state=None):
         self.Cs = Cs
+        self.scale = scale
         self.cv = cv
         self.random_state = random_state
 
+    def _fit_ecdf(self, S):
+        # The logit-scale model is fitted on the scores themselves, which the base does not
+        # pass on; keep them for _fit_normalized (the ECDF is still fitted for the grid
+        # metrics and calibrating_function).
+        self._scores_in_fit = S
+        return super()._fit_ecdf(S)
+
     def _fit_normalized(self, U, y, sample_weight):
+        S = self.__dict__.pop("_scores_in_fit")
+        if self.scale == "u":
+            self.logit_columns_ = np.zeros(U.shape[1], dtype=bool)
+            X = U
+        else:
+            self.logit_columns_ = probability_columns(S)
+            X = logit_features(S, self.logit_columns_)
         model = LogisticRegressionCV(
             Cs=self.Cs,
             l1_ratios=(0.0,),
@@ -85,13 +151,28 @@ class LogisticStacking(FusionEstimator):
             scoring="neg_brier_score",
             max_iter=1000,
             use_legacy_attributes=False,
-        ).fit(U, y, sample_weight=sample_weight)
+        ).fit(X, y, sample_weight=sample_weight)
         self.coef_ = np.asarray(model.coef_, dtype=float).reshape(-1).copy()
         self.intercept_ = float(np.ravel(model.intercept_)[0])
         self.C_ = float(np.ravel(model.C_)[0])
 
+    def _linear(self, X):
+        return expit(X @ self.coef_ + self.intercept_)
+
     def _calibrate(self, U):
-        return expit(U @ self.coef_ + self.intercept_)
+        if self.scale == "u":
+            return self._linear(U)
+        return self._linear(logit_features(inverse_ecdf(self.ecdf_, U), self.logit_columns_))
+
+    def predict_proba(self, S) -> np.ndarray:
+        """Class probabilities; on the logit scale computed from the scores themselves, so
+        scores beyond the training range extrapolate as the regression does."""
+        if self.scale == "u":
+            return super().predict_proba(S)
+        check_is_fitted(self, "coef_")
+        S = self._validate_scores(S, reset=False)
+        p = self._linear(logit_features(S, self.logit_columns_))
+        return np.column_stack([1.0 - p, p])
 
 
 class IsotonicMean(FusionEstimator):

@@ -10,6 +10,7 @@ import pytest
 
 from fusion import datasets as ds
 from fusion.bench import cli
+from fusion.datasets import _download as dl
 
 pytest.importorskip("pandas")
 pytest.importorskip("tqdm")
@@ -50,7 +51,7 @@ def test_missing_data_exits_with_the_reason(tmp_path, monkeypatch, capsys):
     def offline(url, timeout):
         raise urllib.error.URLError("offline")
 
-    monkeypatch.setattr(ds, "_urlopen", offline)
+    monkeypatch.setattr(dl, "_urlopen", offline)
     code = cli.main(["--datasets", "dota2", "--methods", "isotonic", "--out", str(tmp_path)])
     assert code == 2
     err = capsys.readouterr().err

@@ -44,6 +44,12 @@ def test_any_registered_method_can_be_named(monkeypatch):
     assert not skipped
 
 
+def test_logistic_rows_say_which_scale_they_fit_on():
+    labels = {m.key: m.label for m in bm.METHOD_TABLE}
+    assert labels["logistic"] == "LR stacking (logits)"
+    assert labels["logistic_u"] == "LR stacking (u-scale)"
+
+
 def test_unknown_method_is_a_value_error():
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         bm.resolve_methods(["nope"])
@@ -59,7 +65,9 @@ def test_build_sets_random_state_and_quick_grids_only_where_accepted():
     iso = bm.build(spec["isotonic"], IsotonicMean, random_state=7, quick=True)
     assert iso.get_params() == {}
     lr = bm.build(spec["logistic"], LogisticStacking, random_state=1, quick=True)
-    assert lr.Cs == 5 and lr.random_state == 1
+    assert lr.Cs == 5 and lr.random_state == 1 and lr.scale == "logit"
+    lr_u = bm.build(spec["logistic_u"], LogisticStacking, random_state=1, quick=False)
+    assert lr_u.scale == "u" and lr_u.Cs == 10
     gbm = bm.build(spec["lightgbm"], MonotoneLightGBM, random_state=1, quick=False)
     assert gbm.param_grid is None
     # "combine" is passed to RPR/ENIR only if their estimator takes it.
