@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 from scipy.special import expit
 from scipy.stats import norm
 
@@ -31,3 +32,11 @@ def logistic_data():
     S = rng.normal(size=(400, 3))
     y = (rng.random(400) < expit(S @ np.array([1.0, 0.5, 0.25]))).astype(int)
     return S, y
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_openmp_thread():
+    """OpenMP-parallel peers (HistGradientBoosting, LightGBM) on tiny test data: threads only
+    add overhead, and spin-waiting on a shared 2-core machine made one test 50x slower."""
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield

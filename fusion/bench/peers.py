@@ -26,7 +26,6 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegressionCV
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import FusionEstimator
 from ..ecdf import ECDFNormalizer
@@ -129,15 +128,9 @@ class LogisticStacking(FusionEstimator):
         self.cv = cv
         self.random_state = random_state
 
-    def _fit_ecdf(self, S):
-        # The logit-scale model is fitted on the scores themselves, which the base does not
-        # pass on; keep them for _fit_normalized (the ECDF is still fitted for the grid
-        # metrics and calibrating_function).
-        self._scores_in_fit = S
-        return super()._fit_ecdf(S)
-
-    def _fit_normalized(self, U, y, sample_weight):
-        S = self.__dict__.pop("_scores_in_fit")
+    def _fit_scores(self, S, U, y, sample_weight):
+        # The logit-scale model is fitted on the scores themselves (the ECDF is still fitted,
+        # for the grid metrics and calibrating_function).
         if self.scale == "u":
             self.logit_columns_ = np.zeros(U.shape[1], dtype=bool)
             X = U
@@ -164,15 +157,12 @@ class LogisticStacking(FusionEstimator):
             return self._linear(U)
         return self._linear(logit_features(inverse_ecdf(self.ecdf_, U), self.logit_columns_))
 
-    def predict_proba(self, S) -> np.ndarray:
-        """Class probabilities; on the logit scale computed from the scores themselves, so
-        scores beyond the training range extrapolate as the regression does."""
+    def _calibrate_scores(self, S, U):
+        # On the logit scale from the scores themselves, so scores beyond the training range
+        # extrapolate as the regression does.
         if self.scale == "u":
-            return super().predict_proba(S)
-        check_is_fitted(self, "coef_")
-        S = self._validate_scores(S, reset=False)
-        p = self._linear(logit_features(S, self.logit_columns_))
-        return np.column_stack([1.0 - p, p])
+            return self._linear(U)
+        return self._linear(logit_features(S, self.logit_columns_))
 
 
 class IsotonicMean(FusionEstimator):
