@@ -187,6 +187,7 @@ def enir_fit(y, sample_weight=None, *, n_obs: float | None = None) -> ENIRFit:
     )
 
 
+@dataclass(eq=False, repr=False)
 class ENIRCalibrator(UnivariateCalibrator):
     """Ensemble of near-isotonic regressions (ENIR; Naeini & Cooper 2016).
 
@@ -241,23 +242,6 @@ class ENIRCalibrator(UnivariateCalibrator):
         "model_bic_",
         "model_weights_",
     )
-
-    def __init__(
-        self,
-        combine: str = "mean",
-        *,
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.combine = combine
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
 
     def _fit_1d(self, t, y, sample_weight):
         knots, ybar, weight = pool_ties(t, y, sample_weight)

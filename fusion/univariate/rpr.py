@@ -44,6 +44,8 @@ by the solver tolerance only; the ``l1`` bound may be exceeded by the same tiny 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from functools import lru_cache
 from numbers import Integral, Real
 
@@ -371,6 +373,7 @@ DEFAULT_DEGREE_GRID = (4, 5, 6, 7, 8, 10, 12)
 DEFAULT_LAM_GRID = tuple(5.0**i for i in range(-2, 11))
 
 
+@dataclass(eq=False, repr=False)
 class RPRCalibrator(UnivariateCalibrator):
     """Monotone polynomial calibration with an exact SDP certificate (RPR).
 
@@ -477,32 +480,12 @@ class RPRCalibrator(UnivariateCalibrator):
         "repair_slope_",
     )
 
-    def __init__(
-        self,
-        degree="cv",
-        lam="cv",
-        *,
-        combine: str = "mean",
-        degree_grid=None,
-        lam_grid=None,
-        cv=3,
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.degree = degree
-        self.lam = lam
-        self.combine = combine
-        self.degree_grid = degree_grid
-        self.lam_grid = lam_grid
-        self.cv = cv
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
+    degree: int | str = "cv"
+    lam: float | str = "cv"
+    _: KW_ONLY
+    degree_grid: Sequence[int] | None = None
+    lam_grid: Sequence[float] | None = None
+    cv: int | object = 3
 
     def _grids(self) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(self.degree, str):
