@@ -17,11 +17,13 @@ import numpy as np
 from scipy.special import expit, logit
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._docs import estimator_doc
 from .reduction import UnivariateCalibrator
 
 __all__ = ["PlattCalibrator", "IsotonicCalibrator", "HistogramBinningCalibrator"]
 
 
+@estimator_doc
 @dataclass(eq=False, repr=False)
 class PlattCalibrator(UnivariateCalibrator):
     """Platt scaling: a sigmoid of the (normalized) score fitted by maximum likelihood.
@@ -37,9 +39,8 @@ class PlattCalibrator(UnivariateCalibrator):
     Parameters
     ----------
     scale : {"logit", "identity"}, default="logit"
-    combine : {"mean", "logistic"}, default="mean"
-    increasing, missing, ecdf_knots, random_state, verbose
-        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
+    {combine_parameter}
+    {shared_parameters}
 
     Attributes
     ----------
@@ -88,6 +89,7 @@ class PlattCalibrator(UnivariateCalibrator):
         return expit(self.coef_ * self._feature(t) + self.intercept_)
 
 
+@estimator_doc
 @dataclass(eq=False, repr=False)
 class IsotonicCalibrator(UnivariateCalibrator):
     """Isotonic regression (Zadrozny & Elkan 2002) with scikit-learn's PAVA.
@@ -98,9 +100,8 @@ class IsotonicCalibrator(UnivariateCalibrator):
 
     Parameters
     ----------
-    combine : {"mean", "logistic"}, default="mean"
-    increasing, missing, ecdf_knots, random_state, verbose
-        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
+    {combine_parameter}
+    {shared_parameters}
 
     Attributes
     ----------
@@ -125,6 +126,7 @@ class IsotonicCalibrator(UnivariateCalibrator):
         return np.interp(t, self.knots_, self.knot_values_)
 
 
+@estimator_doc
 @dataclass(eq=False, repr=False)
 class HistogramBinningCalibrator(UnivariateCalibrator):
     """Equal-frequency histogram binning (Zadrozny & Elkan 2001).
@@ -137,9 +139,8 @@ class HistogramBinningCalibrator(UnivariateCalibrator):
     Parameters
     ----------
     n_bins : int, default=10
-    combine : {"mean", "logistic"}, default="mean"
-    increasing, missing, ecdf_knots, random_state, verbose
-        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
+    {combine_parameter}
+    {shared_parameters}
 
     Attributes
     ----------

@@ -54,6 +54,7 @@ from numpy.polynomial import Chebyshev, Polynomial
 from numpy.polynomial import chebyshev as cheb
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._docs import estimator_doc
 from .._lstsq import LeastSquaresStats, heldout_sse
 from .._solver import SolverError, SolverWarning
 from .reduction import UnivariateCalibrator
@@ -373,6 +374,7 @@ DEFAULT_DEGREE_GRID = (4, 5, 6, 7, 8, 10, 12)
 DEFAULT_LAM_GRID = tuple(5.0**i for i in range(-2, 11))
 
 
+@estimator_doc
 @dataclass(eq=False, repr=False)
 class RPRCalibrator(UnivariateCalibrator):
     """Monotone polynomial calibration with an exact SDP certificate (RPR).
@@ -391,8 +393,7 @@ class RPRCalibrator(UnivariateCalibrator):
     lam : float or "cv", default="cv"
         Bound on the ``l1`` norm of the monomial coefficients (``np.inf``: no bound), or
         ``"cv"`` to choose it from ``lam_grid``.
-    combine : {"mean", "logistic"}, default="mean"
-        Reduction of ``M >= 2`` scores to one (:mod:`fusion.univariate.reduction`).
+    {combine_parameter}
     degree_grid : sequence of int, optional
         Candidates for ``degree="cv"``; default :data:`DEFAULT_DEGREE_GRID`.
     lam_grid : sequence of float, optional
@@ -426,10 +427,7 @@ class RPRCalibrator(UnivariateCalibrator):
         Slope added by the exact repair (0 when the solver's answer was already monotone).
     monotone_ : bool
         True unless ``combine="logistic"`` produced a negative coefficient.
-    combine_coef_, combine_intercept_, combine_knots_, combine_values_
-        The reduction (see :mod:`fusion.univariate.reduction`).
-    classes_, ecdf_, n_features_in_, feature_names_in_
-        See :class:`fusion.FusionEstimator`.
+    {reduction_attributes}
 
     Notes
     -----
