@@ -1,10 +1,13 @@
-"""BernsteinFusion on dask collections: blockwise map-reduce, the QP solved on the client.
+"""BernsteinFusion on dask collections: blockwise map-reduce, the fit on the client.
 
-Fitting needs only per-column ECDF summaries and the sufficient statistics
-``Phi' W Phi``, ``Phi' W y``, which add over row blocks, so :func:`fit_dask` never gathers
-rows or forms the ``n x P`` design. Each pass is a ``dask.delayed`` map over the row blocks
-followed by a tree reduction (fan-in :data:`SPLIT_EVERY`); only the reduced result reaches the
-client, where the QP is solved (:class:`~fusion.bernstein.qp.MonotoneQP`). dask is imported
+Fitting needs only per-column ECDF summaries and sufficient statistics that add over row
+blocks, so :func:`fit_dask` never gathers rows or forms the ``n x P`` design: for the
+rank-only model (``base=None``) ``Phi' W Phi``, ``Phi' W y``; for the default model the cell
+sums of :mod:`fusion.bernstein.cells` (weights, positives, sums of ``u`` and ``z`` per
+occupied cell and fold). Each pass is a ``dask.delayed`` map over the row blocks followed by
+a tree reduction (fan-in :data:`SPLIT_EVERY`); only the reduced result reaches the client,
+where the QP (:class:`~fusion.bernstein.qp.MonotoneQP`) or the Newton fit
+(:mod:`fusion.bernstein.logistic`, the same code as in memory) runs. dask is imported
 lazily: the core package does not need it. The blocks are computed with dask's current
 scheduler, i.e. on the cluster of an active ``dask.distributed.Client``.
 
@@ -19,11 +22,15 @@ Passes over the data
    values per column.
 2. Only for a sketched column that has more than ``k`` distinct values: exact counts below
    and at each knot (the sketch's values are exact mid-ECDF values at its knots).
-3. The sufficient statistics: ``GramStats`` per block (per block and fold for
-   ``degree="cv"``, all candidate degrees in the same pass), summed up the tree.
+3. The sufficient statistics, summed up the tree. Rank-only model: ``GramStats`` per block
+   (per block and fold for ``degree="cv"``, all candidate degrees in the same pass).
+   Default model: the cell sums per block (and fold, for cross-validation); they do not
+   depend on the degree or the penalty, so one pass serves the whole search.
 
-With the exact ECDF and a fixed degree the result equals the in-memory fit up to the
-summation order of the statistics.
+With the exact ECDF the result equals the in-memory fit on the same statistics up to their
+summation order: the rank-only model with a fixed degree, and the default model fitted in
+memory on cells (``bins`` an int, or ``"auto"`` from 100,000 rows on) with a fixed ``lam``
+and degree. With cross-validation the folds differ (below), so the chosen ``lam`` may too.
 
 Cross-validation folds
 ----------------------
@@ -38,16 +45,16 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import _encode_targets, _first_nonfinite
 from ..ecdf import ECDFNormalizer
 from .basis import make_components
+from .cells import CellData, CellSums, block_sums, cell_edges, hash_folds, resolve_bins
 from .qp import GramStats, accumulate_gram
+from .scale import scores_scale
 from .sketch import (
     choose_knots,
     column_summary,
@@ -325,7 +332,7 @@ def _mid_from_counts(summary, n: int) -> np.ndarray:
 def fit_dask(est, S, y, sample_weight=None):
     """Fit ``est`` (a :class:`~fusion.BernsteinFusion`) on dask collections; returns ``est``."""
     dask, _ = _dask()
-    from .estimator import _as_degrees, _check_not_constant
+    from .estimator import _check_not_constant
 
     est._validate_params()
     if y is None:
@@ -394,28 +401,6 @@ def fit_dask(est, S, y, sample_weight=None):
             bound = max(bound, max_gap(values[j]))
     ecdf = ECDFNormalizer.from_knots(knots, values)
 
-    # Pass 3: sufficient statistics, then the QP on the client.
-    components = make_components(est.structure, M)
-    if isinstance(est.degree, str):
-        if n < est.cv:
-            raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
-        n_train = n - (-(-n // est.cv)) - 2 * B  # largest fold: n / cv + 1 row per class, block
-        cands = est._candidates(M, max(n_train, 1), components)
-        rs = est.random_state
-        seed = int(rs) if isinstance(rs, Integral) else int(check_random_state(rs).randint(2**31))
-        cv = est.cv
-    else:
-        cands = [_as_degrees(est.degree, M, "degree")]
-        est._check_size(cands[0], n, components)
-        cv, seed = None, 0
-    gram = dask.delayed(_gram_block, pure=True)
-    ecdf_d = dask.delayed(ecdf, pure=True)
-    parts = [
-        gram(s, yb, wb, i, M, ecdf_d, classes[1], cands, components, cv, seed)
-        for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
-    ]
-    (stats,) = dask.compute(_tree_reduce(parts, _sum_stats))
-
     est.classes_ = classes
     est.n_features_in_ = M
     if names is not None and all(isinstance(c, str) for c in names):
@@ -425,6 +410,40 @@ def fit_dask(est, S, y, sample_weight=None):
     est.ecdf_ = ecdf
     est.ecdf_knots_ = n_knots
     est.ecdf_error_bound_ = bound
+    blocks = (S_blocks, y_blocks, w_blocks)
+    if est.base is None:
+        _fit_rank_only(est, blocks, ecdf, classes, n, M, B)
+    else:
+        _fit_logistic(est, blocks, ecdf, classes, n, M)
+    return est
+
+
+def _fit_rank_only(est, blocks, ecdf, classes, n: int, M: int, B: int) -> None:
+    """Pass 3 of the rank-only model: sufficient statistics, then the QP on the client."""
+    dask, _ = _dask()
+    from .estimator import _as_degrees, _fold_seed
+
+    for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
+        setattr(est, name, None)
+    components = make_components(est._resolved_structure(M), M)
+    if isinstance(est.degree, str):  # "cv" or "auto"
+        if n < est.cv:
+            raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
+        n_train = n - (-(-n // est.cv)) - 2 * B  # largest fold: n / cv + 1 row per class, block
+        cands = est._candidates(M, max(n_train, 1), components)
+        seed = _fold_seed(est)
+        cv = est.cv
+    else:
+        cands = [_as_degrees(est.degree, M, "degree")]
+        est._check_size(cands[0], n, components)
+        cv, seed = None, 0
+    gram = dask.delayed(_gram_block, pure=True)
+    ecdf_d = dask.delayed(ecdf, pure=True)
+    parts = [
+        gram(s, yb, wb, i, M, ecdf_d, classes[1], cands, components, cv, seed)
+        for i, (s, yb, wb) in enumerate(zip(*blocks, strict=True))
+    ]
+    (stats,) = dask.compute(_tree_reduce(parts, _sum_stats))
     if cv is None:
         est.__dict__.pop("cv_scores_", None)
         degrees, total = cands[0], stats[cands[0]]
@@ -432,7 +451,64 @@ def fit_dask(est, S, y, sample_weight=None):
         results = {d: est._cv_score(d, stats[d], components) for d in cands}
         degrees, total = est._pick(results)
     est._solve_final(degrees, total, components)
-    return est
+
+
+def _cell_block(Sb, yb, wb, i: int, M: int, model, positive, edges, cv, seed) -> CellSums:
+    """Pass 3 of the default model: the cell sums of one block (per fold for CV)."""
+    Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
+    yb = np.asarray(yb).reshape(-1)
+    y01 = (yb == positive).astype(float)
+    wb = np.ones(Sb.shape[0]) if wb is None else np.asarray(wb, dtype=float).reshape(-1)
+    U = model.ecdf_.transform(Sb)
+    Z = model._features(U, Sb)
+    fold = None if cv is None else hash_folds(U, y01, cv, seed)
+    return block_sums(U, Z, y01, wb, edges, fold, 0 if cv is None else cv)
+
+
+def _merge_cells(parts: list[CellSums]) -> CellSums:
+    return CellSums.merge(parts)
+
+
+def _fit_logistic(est, blocks, ecdf, classes, n: int, M: int) -> None:
+    """The default model: one pass for the cell sums, then the fit on the client."""
+    dask, _ = _dask()
+    from .estimator import _fold_seed
+
+    est._own_scale_setup()
+    components = make_components(est._resolved_structure(M), M)
+    candidates = est._degree_candidates_logistic(M, n, components)
+    lams = est._lam_candidates()
+    bins = resolve_bins(est.bins, n, M, dask=True)
+    edges = cell_edges(*est._feature_range(M), bins)
+    search = len(candidates) > 1 or len(lams) > 1
+    if search and n < est.cv:
+        raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
+    cv, seed = (est.cv, _fold_seed(est)) if search else (None, 0)
+    # the fitted normalization (plain data) is all the workers need of the model
+    model = dask.delayed(_FeatureModel(est), pure=True)
+    cell = dask.delayed(_cell_block, pure=True)
+    parts = [
+        cell(s, yb, wb, i, M, model, classes[1], edges, cv, seed)
+        for i, (s, yb, wb) in enumerate(zip(*blocks, strict=True))
+    ]
+    (sums,) = dask.compute(_tree_reduce(parts, _merge_cells))
+    data = CellData(sums, cv or 0, M)
+    est._fit_logistic_from(data, candidates, lams, components)
+
+
+class _FeatureModel:
+    """What the workers need to compute ``u`` and ``z``: the ECDF and the scale constants."""
+
+    def __init__(self, est):
+        self.ecdf_ = est.ecdf_
+        self.base_ = est.base_
+        self.base_shift_ = est.base_shift_
+        self.base_scale_ = est.base_scale_
+
+    def _features(self, U, S):
+        lo = np.array([k[0] for k in self.ecdf_.knots_])
+        hi = np.array([k[-1] for k in self.ecdf_.knots_])
+        return scores_scale(S, lo, hi, self.base_, self.base_shift_, self.base_scale_)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,8 +518,7 @@ def fit_dask(est, S, y, sample_weight=None):
 def _proba_block(Sb, model, block_id=None):
     i = block_id[0] if block_id else "?"
     Sb = _block_scores(Sb, i, model.n_features_in_)
-    p = np.clip(np.asarray(model._calibrate(model.ecdf_.transform(Sb)), dtype=float), 0.0, 1.0)
-    return np.column_stack([1.0 - p, p])
+    return model._proba_normalized(model.ecdf_.transform(Sb), Sb)
 
 
 def _label_block(p, classes):

@@ -1,30 +1,60 @@
-"""BernsteinFusion: a coordinate-wise monotone tensor Bernstein polynomial (Wang & Liu 2020)."""
+"""BernsteinFusion: monotone fusion with tensor Bernstein polynomials (Wang & Liu 2020), by
+default in a semi-parametric logistic model on the scores' own scale."""
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import expit
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import FusionEstimator, cv_fold_ids
 from ..ecdf import ConstantColumnError, ECDFNormalizer
-from .basis import STRUCTURES, component_shapes, evaluate, evaluate_structured, make_components
+from . import logistic
+from .basis import (
+    STRUCTURES,
+    component_shapes,
+    evaluate,
+    evaluate_structured,
+    make_components,
+)
+from .cells import RowData, aggregate_cells, cell_edges, hash_folds, resolve_bins
 from .qp import GramStats, MonotoneQP, StructuredQP, accumulate_gram, heldout_sse
+from .scale import BASES, InverseECDF, choose_bases, own_scale, scale_constants, scores_scale
 from .sketch import max_gap, sketch_column
 
-__all__ = ["BernsteinFusion", "DEFAULT_DEGREE_GRID", "DASK_ECDF_KNOTS"]
+__all__ = [
+    "BernsteinFusion",
+    "DEFAULT_DEGREE_GRID",
+    "DEFAULT_LAM_GRID",
+    "DASK_ECDF_KNOTS",
+    "AUTO_SKETCH_ROWS",
+    "auto_degree",
+]
 
 #: Degrees tried by ``degree="cv"`` when no grid is given (same degree on every axis), before
-#: dropping candidates whose coefficient count exceeds ``max_coefficients`` or the number of
-#: training rows in a fold.
+#: dropping candidates whose coefficient count exceeds ``max_coefficients`` or (rank-only
+#: model) the number of training rows in a fold.
 DEFAULT_DEGREE_GRID = tuple(range(1, 11))
 
-#: OSQP tolerance of the cross-validation solves (never tighter than the user's).
+#: Penalty weights tried by ``lam="cv"`` (default model), largest first: ``inf`` (``g``
+#: constant: logistic regression on the scores' own scale), then 10 down to 1e-5 in
+#: half-decade steps.
+DEFAULT_LAM_GRID = (float("inf"),) + tuple(float(v) for v in np.logspace(1, -5, 13))
+
+#: OSQP tolerance of the rank-only model's cross-validation solves (never tighter than the
+#: user's).
 CV_EPS = 1e-5
 
-#: Knots per column of the ECDF sketch when ``ecdf_knots="auto"`` and the input is dask.
+#: Knots per column of the ECDF sketch when ``ecdf_knots="auto"`` summarizes the ECDF.
 DASK_ECDF_KNOTS = 10_000
+#: ``ecdf_knots="auto"`` summarizes the ECDF from this many training rows on (and always for
+#: dask input).
+AUTO_SKETCH_ROWS = 100_000
 
 
 def _is_dask(x) -> bool:
@@ -32,82 +62,169 @@ def _is_dask(x) -> bool:
     return x is not None and callable(getattr(x, "__dask_graph__", None))
 
 
+def auto_degree(M: int, n: int, structure: str) -> int:
+    """Degree per axis of ``degree="auto"`` for the default model.
+
+    The penalty, not the degree, sets the smoothness (``lam`` by cross-validation), so the
+    degree only has to be large enough to resolve what the data can show, at a cost that
+    grows as ``(K + 1)^M`` for a tensor.
+    """
+    if structure == "tensor" and M >= 3:
+        return 4 if M == 3 else 3
+    if structure == "pairwise":
+        return 4
+    return 8  # M <= 2 tensor, additive
+
+
 class BernsteinFusion(FusionEstimator):
-    """Monotone, calibrated fusion of M scores with a tensor Bernstein polynomial.
+    """Monotone, calibrated fusion of M scores with tensor Bernstein polynomials.
 
-    The calibrating function on ECDF-normalized scores ``u`` in ``[0, 1]^M`` is
+    Two models share the Bernstein machinery; ``base`` chooses.
 
-    .. math:: f(u) = \\sum_{k_1=0}^{K_1} \\cdots \\sum_{k_M=0}^{K_M}
-              \\beta_{k_1 \\dots k_M} \\prod_m b_{k_m, K_m}(u_m),
+    **Default (``base="auto"``): semi-parametric logistic model.** With ``z_m`` score ``m`` on
+    its own scale (the logit of a probability, the raw score otherwise; see ``base``) and
+    ``u_m`` its ECDF value,
 
-    fitted by (weighted) least squares subject to ``beta`` non-decreasing along every axis
-    and ``0 <= beta <= 1`` (Wang & Liu 2020, Theorem 1, for any M). These linear constraints
-    make ``f`` non-decreasing in every score and valued in ``[0, 1]`` over the whole cube;
-    the QP has ``P = prod(K_m + 1)`` variables whatever the number of rows, and is solved
-    with OSQP on the normal equations, accumulated over row chunks.
+    .. math:: P(Y = 1 \\mid s) = \\operatorname{expit}\\Big( \\sum_m c_m z_m + g(u) \\Big),
+              \\qquad g(u) = \\sum_{k} \\theta_{k_1 \\dots k_M} \\prod_m b_{k_m, K_m}(u_m),
+
+    with ``c_m >= 0`` and the coefficients ``theta`` of ``g`` unbounded but non-decreasing
+    along every axis (its constant term is the intercept). It is fitted by penalized maximum
+    likelihood: weighted mean log-loss plus ``(lam / 2)`` times the squared first differences
+    of ``theta`` along every axis (normalized so that one ``lam`` means about the same
+    smoothness at every degree; :mod:`fusion.bernstein.logistic`). As ``lam`` grows ``g``
+    becomes a constant and the model becomes logistic regression on the ``z_m`` with
+    non-negative weights ("LR on logits", the usual stacking of probabilities); ``lam`` is
+    chosen by ``cv``-fold stratified cross-validation of the log-loss along a warm-started
+    path, with the one-standard-error rule toward larger ``lam``. The solver takes Newton
+    steps, each a QP with the monotone constraints solved by OSQP, then projects exactly
+    onto the constraints and backtracks (Armijo).
+
+    **Rank-only (``base=None``): the paper's model.** The calibrating function on
+    ECDF-normalized scores is ``f(u) = sum_k beta_k prod_m b_{k_m, K_m}(u_m)``, fitted by
+    (weighted) least squares subject to ``beta`` non-decreasing along every axis and
+    ``0 <= beta <= 1`` (Wang & Liu 2020, Theorem 1, for any M), with the degree chosen by
+    cross-validation of the Brier score. The QP has ``P = prod(K_m + 1)`` variables whatever
+    the number of rows, and is solved with OSQP on the normal equations, accumulated over row
+    chunks. It depends on the scores only through their ranks.
+
+    Guarantees (both models): the fused probability is non-decreasing in every score,
+    everywhere (not only at training points), and continuous. The default model's
+    predictions lie strictly inside ``(0, 1)``; the rank-only model's lie in ``[0, 1]``
+    and are unchanged by any strictly increasing transform of a score.
 
     Parameters
     ----------
-    degree : int, sequence of int, or "cv", default="cv"
-        Polynomial degree per axis (one int for all axes, or one per axis), or ``"cv"`` to
-        choose it by ``cv``-fold cross-validation (lowest held-out Brier score; ties go to
-        the smaller model).
+    base : {"auto", "logit", "identity"} or None, default="auto"
+        Scale of the linear features ``z_m``. ``"logit"``: ``log(s / (1 - s))`` of the score
+        clipped to ``[1e-6, 1 - 1e-6]``; ``"identity"``: the raw score; ``"auto"``: logit for
+        a column whose training values all lie in ``[0, 1]``, identity otherwise. Beyond the
+        training range ``z_m`` is winsorized (a new extreme or infinite score counts as the
+        most extreme training score), and it is standardized internally for conditioning;
+        predictions do not depend on the unit of a raw score. ``None``: the rank-only model.
+        Details: :mod:`fusion.bernstein.scale`.
+    degree : int, sequence of int, "auto" or "cv", default="auto"
+        Polynomial degree per axis (one int for all axes, or one per axis). ``"auto"``:
+        default model: :func:`auto_degree` (8 per axis at M <= 2, 4 at M = 3 with a tensor,
+        8 with the additive structure, growing slowly with the number of rows; the penalty
+        sets the smoothness); rank-only model: ``"cv"``. ``"cv"``: chosen by
+        cross-validation from ``degree_grid`` (rank-only: lowest held-out Brier score, ties to
+        the smaller model; default model: jointly with ``lam``, one-standard-error rule
+        toward larger ``lam``, then smaller degree).
     degree_grid : sequence of int or of tuples, optional
         Candidates for ``degree="cv"``. Ints mean the same degree on every axis. Default
         ``1..10`` (:data:`DEFAULT_DEGREE_GRID`). Candidates with more coefficients than
-        ``max_coefficients`` or than training rows per fold are skipped.
+        ``max_coefficients`` (or, rank-only, than training rows per fold) are skipped.
+    lam : float >= 0, inf or "cv", default="cv"
+        Default model only: the penalty weight, or ``"cv"`` to choose it from ``lam_grid``.
+        ``inf`` gives logistic regression on the ``z_m`` with ``c_m >= 0`` and ``g``
+        constant.
+    lam_grid : sequence of float, optional
+        Candidates for ``lam="cv"``, visited from the largest down (warm starts; the path
+        stops early once the held-out loss has risen clearly above its minimum). Default
+        :data:`DEFAULT_LAM_GRID`: ``inf``, then 10 down to 1e-5 in half-decade steps.
+    structure : {"auto", "tensor", "additive", "pairwise"}, default="auto"
+        ``"tensor"``: ``g`` (or ``f``) is the full tensor polynomial (``prod(K_m + 1)``
+        coefficients). ``"additive"``: a sum of univariate Bernstein polynomials, one per
+        score (``sum(K_m + 1)`` coefficients). ``"pairwise"``: a sum of bivariate tensors,
+        one per pair of scores (``sum (K_m + 1)(K_l + 1)`` coefficients), which contains
+        every additive model too; with ``M <= 2`` it is the tensor. Every component is
+        non-decreasing along each of its axes. ``"auto"``: the tensor for the rank-only
+        model and for M <= 3, additive for M >= 4 (the tensor's coefficients grow as
+        ``K^M``). In the rank-only model ``0 <= f <= 1`` holds on the whole cube through two
+        linear constraints on the corner coefficients (proof in
+        :func:`fusion.bernstein.qp.structure_constraints`).
     cv : int, default=5
-        Folds for ``degree="cv"`` (stratified when every class has at least ``cv`` rows).
-    random_state : int, RandomState or None
-        Shuffling of the cross-validation folds.
-    eps_abs, eps_rel : float
+        Folds of the cross-validation (stratified when every class has at least ``cv``
+        rows).
+    random_state : int, RandomState or None, default=0
+        Shuffling of the cross-validation folds; the default makes fits reproducible.
+    bins : int >= 2, None or "auto", default="auto"
+        Default model only: aggregation of rows into cells before the fit
+        (:mod:`fusion.bernstein.cells`): every score axis is cut at ``bins`` quantiles and
+        ``bins`` equally spaced values of ``z_m``, and the fit runs on the occupied cells'
+        counts, positives and mean ``z`` and ``u``. ``None``: the fit runs on the rows.
+        ``"auto"``: rows below :func:`fusion.bernstein.cells.auto_cell_rows` rows (20,000
+        for M <= 3, 100,000 above), cells of :func:`fusion.bernstein.cells.auto_bins` cuts
+        (48 per axis at M = 2, 16 at M = 3, 8 above) from there on and always for dask input
+        (where the cells are the sufficient statistic that travels).
+    eps_abs, eps_rel : float, default=1e-7
         OSQP tolerances.
-    max_iter : int
-        OSQP iteration limit.
+    max_iter : int, default=20000
+        OSQP iteration limit (of every QP solve).
     max_coefficients : int, default=4096
         Refuse (``ValueError``) a model with more coefficients: the dense ``P x P`` normal
-        equations take ``8 P^2`` bytes (134 MB at the default bound).
+        equations or Hessian take ``8 P^2`` bytes (134 MB at the default bound).
+        ``degree="auto"`` lowers its degree to fit.
     ecdf_knots : int >= 2, None or "auto", default="auto"
         Knots per column of the ECDF normalizer. ``None``: the exact mid-ECDF of all training
         scores (one knot per distinct value). An int ``k``: a quantile sketch with at most
         ``k`` knots, exact mid-ECDF values at the knots, and a sup-norm error of at most
         ``ecdf_error_bound_`` against the exact one (see :mod:`fusion.bernstein.sketch`); a
-        column with at most ``k`` distinct values is kept exactly. ``"auto"``: ``None`` for
-        in-memory input, ``10_000`` (:data:`DASK_ECDF_KNOTS`) for dask input. The exact ECDF
-        of ``n`` continuous scores stores ``2 n`` floats per column and every prediction
-        searches it (tens of seconds per column at ``n = 10^7``, against about a second with
-        ``10^4`` knots): pass an int for large in-memory training sets too.
-    structure : {"tensor", "additive", "pairwise"}, default="tensor"
-        ``"tensor"``: the full tensor polynomial above (``prod(K_m + 1)`` coefficients).
-        ``"additive"``: ``f(u) = sum_m g_m(u_m)`` with univariate Bernstein ``g_m``
-        (``sum(K_m + 1)`` coefficients). ``"pairwise"``: ``f(u) = sum_{m<l} h_ml(u_m, u_l)``
-        with bivariate tensor Bernstein ``h_ml`` (``sum (K_m + 1)(K_l + 1)`` coefficients),
-        which contains every additive model too. Every component has coefficients
-        non-decreasing along each of its axes, so ``f`` is non-decreasing in every score, and
-        ``0 <= f <= 1`` on the whole cube holds exactly through two linear constraints on the
-        corner coefficients (proof in :func:`fusion.bernstein.qp.structure_constraints`). For
-        M from 4 to 10 the tensor has too many coefficients; these keep monotonicity with far
-        fewer. With ``M <= 2``, ``"pairwise"`` is ``"tensor"``.
+        column with at most ``k`` distinct values is kept exactly. ``"auto"``: exact below
+        :data:`AUTO_SKETCH_ROWS` (100,000) training rows, ``10_000`` knots
+        (:data:`DASK_ECDF_KNOTS`) from there on and for dask input. The exact ECDF of ``n``
+        continuous scores stores ``2 n`` floats per column and every prediction searches it.
 
     Attributes
     ----------
     coef_ : ndarray
-        Tensor structure: shape ``(K_1 + 1, ..., K_M + 1)``, non-decreasing along every axis
-        and within ``[0, 1]`` exactly. Other structures: 1-D, the flattened (C order)
-        coefficient tensors of the components in ``components_``, one after the other;
-        component ``c`` has shape ``tuple(degree_[a] + 1 for a in components_[c])``, is
-        non-decreasing along each axis, and all but the first have 0-corner coefficient 0.
+        Coefficients of ``g`` (default model) or ``f`` (rank-only). Tensor structure: shape
+        ``(K_1 + 1, ..., K_M + 1)``, non-decreasing along every axis (rank-only: also within
+        ``[0, 1]``). Other structures: 1-D, the flattened (C order) coefficient tensors of the
+        components in ``components_``, one after the other; component ``c`` has shape
+        ``tuple(degree_[a] + 1 for a in components_[c])``, is non-decreasing along each
+        axis, and all but the first have 0-corner coefficient 0.
+    base_ : tuple of str or None
+        Base of every column (``"logit"`` or ``"identity"``); None for the rank-only model.
+    base_coef_ : ndarray of shape (M,) or None
+        Default model: ``c_m >= 0``, the weight of the standardized feature
+        ``(z_m - base_shift_[m]) / base_scale_[m]``. None for the rank-only model.
+    base_shift_, base_scale_ : ndarray of shape (M,) or None
+        Standardization of ``z_m`` (median and interquartile range over the training
+        distribution). None for the rank-only model.
+    lam_ : float or None
+        Default model: the penalty weight used (``inf``: ``g`` constant). None for the
+        rank-only model.
     components_ : tuple of tuple of int
         Score columns (axes) of each component; ``((0, ..., M - 1),)`` for the tensor.
     degree_ : tuple of int
         Degree per axis actually used.
     cv_scores_ : dict
-        Only when ``degree="cv"``: held-out Brier score for each candidate degree tuple.
+        Only after cross-validation. Rank-only: held-out Brier score for each candidate degree
+        tuple. Default model: mean held-out log-loss for each ``(degree tuple, lam)`` visited.
+    cv_se_ : dict
+        Default model, only after cross-validation: standard error of each
+        ``cv_scores_`` entry (from the spread over the folds).
+    n_cells_ : int or None
+        Default model: number of cells the fit ran on (None: it ran on the rows).
     solver_status_ : str
-        OSQP's status for the final fit.
+        OSQP's status for the final QP (rank-only), ``"solved"`` or ``"newton: inaccurate"``
+        for the final Newton solve (default model).
     n_iter_ : int
-        OSQP iterations of the final fit (bounded by ``max_iter``; the solves of the
-        cross-validation are not counted).
+        Rank-only: OSQP iterations of the final fit (bounded by ``max_iter``). Default model:
+        Newton iterations of the final fit. The solves of the cross-validation are not
+        counted.
     ecdf_knots_ : int or None
         The ``ecdf_knots`` actually used (``"auto"`` resolved).
     ecdf_error_bound_ : float
@@ -121,23 +238,26 @@ class BernsteinFusion(FusionEstimator):
     -----
     ``fit`` also accepts dask arrays and dask DataFrames for ``S``, ``y`` and
     ``sample_weight``: the data stay on the cluster, only per-block summaries and sufficient
-    statistics travel, and the QP is solved on the client (:mod:`fusion.bernstein.distributed`).
+    statistics travel, and the fit runs on the client (:mod:`fusion.bernstein.distributed`).
     ``predict_proba``/``predict`` of a dask collection return lazy dask arrays.
 
-    During cross-validation the ECDF is the one fitted on all training rows (as in the
-    paper's protocol); only the QP is refitted per fold. Each candidate degree costs one
-    pass over the data: per-fold sufficient statistics are accumulated once, every training
-    fold's statistics are "total minus fold", and the held-out squared error follows from
-    the fold's statistics without evaluating the polynomial. The final model reuses the
-    totals, so ``fit`` with ``degree="cv"`` never evaluates the design twice.
+    During cross-validation the ECDF (and for the default model the standardization of
+    ``z``) is the one fitted on all training rows (as in the paper's protocol); only the
+    coefficients are refitted per fold.
 
-    With monotone coefficients the steepest rise along an axis (a step in the coefficients)
-    is ``P(Binomial(K, u) >= j)``, spread over a width of about ``sqrt(u (1 - u) / K)`` in
-    ``u`` (0.16 at ``K = 10`` near ``u = 1/2``). A very sharp scorer, whose ``P(Y | u)``
-    jumps within a few percent of the normalized scale, needs degrees beyond the default
-    grid. If
-    ``cv_scores_`` still falls at the largest candidate, pass a larger ``degree_grid`` (and
-    enough rows: ``prod(K_m + 1)`` coefficients per fold).
+    Default model: a ``lam`` or degree chosen at the edge of its grid raises a
+    ``UserWarning`` that names the parameter (``lam = inf``, the logistic-regression limit,
+    is not an edge). The features ``z`` are computed from ``u`` (through the inverse of the
+    ECDF), so the model is a function on the unit cube like the rank-only one
+    (``calibrating_function``).
+
+    Rank-only model: each candidate degree costs one pass over the data: per-fold sufficient
+    statistics are accumulated once, every training fold's statistics are "total minus
+    fold", and the held-out squared error follows from the fold's statistics without
+    evaluating the polynomial. With monotone coefficients the steepest rise along an axis (a
+    step in the coefficients) is ``P(Binomial(K, u) >= j)``, spread over a width of about
+    ``sqrt(u (1 - u) / K)`` in ``u`` (0.16 at ``K = 10`` near ``u = 1/2``): a very sharp
+    scorer needs degrees beyond the default grid.
 
     Examples
     --------
@@ -148,47 +268,65 @@ class BernsteinFusion(FusionEstimator):
     >>> model = BernsteinFusion(degree=3).fit(S, y)
     >>> model.coef_.shape
     (4, 4)
+    >>> bool(np.all(model.base_coef_ >= 0))
+    True
     """
 
     _allows_1d = True
     _monotone = True
     _parameter_constraints = {
-        "degree": [Interval(Integral, 0, None, closed="left"), "array-like", StrOptions({"cv"})],
+        "base": [StrOptions(set(BASES)), None],
+        "degree": [
+            Interval(Integral, 0, None, closed="left"),
+            "array-like",
+            StrOptions({"cv", "auto"}),
+        ],
         "degree_grid": ["array-like", None],
+        "lam": [Interval(Real, 0, None, closed="both"), StrOptions({"cv"})],
+        "lam_grid": ["array-like", None],
+        "structure": [StrOptions({"auto", *STRUCTURES})],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
+        "bins": [Interval(Integral, 2, None, closed="left"), None, StrOptions({"auto"})],
         "eps_abs": [Interval(Real, 0, None, closed="neither")],
         "eps_rel": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_coefficients": [Interval(Integral, 1, None, closed="left")],
         "ecdf_knots": [Interval(Integral, 2, None, closed="left"), None, StrOptions({"auto"})],
-        "structure": [StrOptions(set(STRUCTURES))],
     }
 
     def __init__(
         self,
-        degree="cv",
+        base="auto",
         *,
+        degree="auto",
         degree_grid=None,
+        lam="cv",
+        lam_grid=None,
+        structure: str = "auto",
         cv: int = 5,
-        random_state=None,
+        random_state=0,
+        bins="auto",
         eps_abs: float = 1e-7,
         eps_rel: float = 1e-7,
         max_iter: int = 20_000,
         max_coefficients: int = 4096,
         ecdf_knots="auto",
-        structure: str = "tensor",
     ):
+        self.base = base
         self.degree = degree
         self.degree_grid = degree_grid
+        self.lam = lam
+        self.lam_grid = lam_grid
+        self.structure = structure
         self.cv = cv
         self.random_state = random_state
+        self.bins = bins
         self.eps_abs = eps_abs
         self.eps_rel = eps_rel
         self.max_iter = max_iter
         self.max_coefficients = max_coefficients
         self.ecdf_knots = ecdf_knots
-        self.structure = structure
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, S, y, sample_weight=None):
@@ -197,7 +335,8 @@ class BernsteinFusion(FusionEstimator):
         Parameters
         ----------
         S : array-like of shape (n, M), DataFrame, dask array or dask DataFrame
-            Scores of the ``M`` classifiers (any strictly increasing scale).
+            Scores of the ``M`` classifiers: probabilities, logits, margins, ... (the
+            rank-only model accepts any strictly increasing scale).
         y : array-like of shape (n,), dask array or dask Series
             Binary labels of any two values; the second in sorted order is positive.
         sample_weight : array-like of shape (n,), dask array or dask Series, optional
@@ -210,15 +349,27 @@ class BernsteinFusion(FusionEstimator):
         if _is_dask(S):
             from .distributed import fit_dask
 
-            fit_dask(self, S, y, sample_weight)
+            self._clear_fitted()
+            try:
+                fit_dask(self, S, y, sample_weight)
+            except BaseException:
+                self._clear_fitted()
+                raise
         else:
             if _is_dask(y) or _is_dask(sample_weight):
                 # S is in memory on the client already, so its labels and weights fit there too.
                 y = y.compute() if _is_dask(y) else y
                 if _is_dask(sample_weight):
                     sample_weight = sample_weight.compute()
-            super().fit(S, y, sample_weight)
+            try:
+                super().fit(S, y, sample_weight)
+            finally:
+                self.__dict__.pop("_training_scores", None)
         return self
+
+    def _clear_fitted(self) -> None:
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
 
     def _osqp_settings(self) -> dict:
         return {
@@ -227,13 +378,21 @@ class BernsteinFusion(FusionEstimator):
             "max_iter": self.max_iter,
         }
 
-    def _resolved_knots(self, dask: bool) -> int | None:
+    def _resolved_knots(self, dask: bool, n_rows: int = 0) -> int | None:
         if isinstance(self.ecdf_knots, str):  # "auto"
-            return DASK_ECDF_KNOTS if dask else None
+            return DASK_ECDF_KNOTS if dask or n_rows >= AUTO_SKETCH_ROWS else None
         return None if self.ecdf_knots is None else int(self.ecdf_knots)
 
+    def _resolved_structure(self, M: int) -> str:
+        if self.structure != "auto":
+            return self.structure
+        return "tensor" if self.base is None or M <= 3 else "additive"
+
     def _fit_ecdf(self, S):
-        n_knots = self._resolved_knots(dask=False)
+        # The default model's features of the training rows are the scores themselves
+        # (fusion.bernstein.scale): kept for _fit_normalized, which drops the reference.
+        self._training_scores = S
+        n_knots = self._resolved_knots(dask=False, n_rows=S.shape[0])
         self.ecdf_knots_ = n_knots
         if n_knots is None:
             self.ecdf_error_bound_ = 0.0
@@ -250,9 +409,202 @@ class BernsteinFusion(FusionEstimator):
         return ecdf, ecdf.transform(S)
 
     def _fit_normalized(self, U, y, sample_weight):
+        if self.base is None:
+            self.__dict__.pop("_training_scores", None)
+        for name in _MODEL_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+        if self.base is None:
+            self._fit_rank_only(U, y, sample_weight)
+        else:
+            self._fit_logistic(U, y, sample_weight)
+
+    # -- default model -----------------------------------------------------------------------
+    def _own_scale_setup(self) -> None:
+        """``base_``, ``base_shift_``, ``base_scale_`` from the fitted ECDF."""
+        self.base_ = choose_bases(self.base, self.ecdf_.knots_)
+        self.base_shift_, self.base_scale_ = scale_constants(self._inverse(), self.base_)
+
+    def _inverse(self) -> InverseECDF:
+        # A cache derived from ecdf_ (never saved): rebuilt after a refit or a load.
+        cache = self.__dict__.get("_inverse_cache")
+        if cache is None or cache[0] is not self.ecdf_.knots_:
+            cache = (self.ecdf_.knots_, InverseECDF(self.ecdf_.knots_, self.ecdf_.values_))
+            self._inverse_cache = cache
+        return cache[1]
+
+    def _features(self, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
+        """Standardized ``z`` at normalized points ``U``; from the raw scores ``S`` of the same
+        rows when given (the same values up to rounding, without inverting the ECDF)."""
+        if S is None:
+            return own_scale(U, self._inverse(), self.base_, self.base_shift_, self.base_scale_)
+        lo = np.array([k[0] for k in self.ecdf_.knots_])
+        hi = np.array([k[-1] for k in self.ecdf_.knots_])
+        return scores_scale(S, lo, hi, self.base_, self.base_shift_, self.base_scale_)
+
+    def _feature_range(self, M: int) -> tuple[np.ndarray, np.ndarray]:
+        """``z`` at the training minimum and maximum of every score (winsorization bounds)."""
+        return self._features(np.zeros((1, M)))[0], self._features(np.ones((1, M)))[0]
+
+    def _lam_candidates(self) -> list[float]:
+        if self.lam != "cv":
+            return [float(self.lam)]
+        grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
+        try:
+            lams = sorted({float(v) for v in np.asarray(grid, dtype=float).ravel()}, reverse=True)
+        except (TypeError, ValueError):
+            raise ValueError(f"lam_grid must hold numbers, got {grid!r}.") from None
+        if not lams:
+            raise ValueError("lam_grid is empty.")
+        if any(not v >= 0 for v in lams):
+            raise ValueError(f"lam_grid must hold non-negative numbers, got {grid!r}.")
+        return lams
+
+    def _degree_candidates_logistic(self, M: int, n: int, components) -> list[tuple[int, ...]]:
+        if self.degree == "auto":
+            structure = self._resolved_structure(M)
+            K = auto_degree(M, n, structure)
+            while K > 1 and _n_coef((K,) * M, components) > self.max_coefficients:
+                K -= 1
+            return [(K,) * M]
+        if self.degree == "cv":
+            return self._candidates(M, None, components)
+        degrees = _as_degrees(self.degree, M, "degree")
+        self._check_size(degrees, None, components)
+        return [degrees]
+
+    def _fit_logistic(self, U, y, w) -> None:
+        n, M = U.shape
+        self._own_scale_setup()
+        components = make_components(self._resolved_structure(M), M)
+        candidates = self._degree_candidates_logistic(M, n, components)
+        lams = self._lam_candidates()
+        Z = self._features(U, self.__dict__.pop("_training_scores", None))
+        bins = resolve_bins(self.bins, n, M, dask=False)
+        search = len(candidates) > 1 or len(lams) > 1
+        n_folds = self.cv if search else 0
+        if bins is None:
+            fold_of = cv_fold_ids(y, self.cv, self.random_state) if search else None
+            data = RowData(U, Z, y, w, fold_of, n_folds)
+        else:
+            fold_of = hash_folds(U, y, self.cv, _fold_seed(self)) if search else None
+            edges = cell_edges(*self._feature_range(M), bins)
+            data = aggregate_cells(U, Z, y, w, edges, fold_of, n_folds)
+        self._fit_logistic_from(data, candidates, lams, components)
+
+    def _fit_logistic_from(self, data, candidates, lams, components) -> None:
+        """The default model's fit from rows or cells (shared with the dask path)."""
+        M = data.n_features
+        settings = self._osqp_settings()
+        results = {}
+        for degrees in candidates:
+            layout = logistic.Layout(M, tuple(component_shapes(degrees, components)))
+            x0 = _initial_x(layout, data.base_rate())
+            if len(lams) == 1 and len(candidates) == 1:
+                results[degrees] = (layout, None, x0)
+                break
+            folds = data.fold_designs(degrees, components)
+            path = logistic.cv_path(folds, layout, lams, x0, settings, ridge=self._ridge(data))
+            results[degrees] = (layout, path, x0)
+        self.n_cells_ = data.n_cells
+        if len(results) == 1 and next(iter(results.values()))[1] is None:
+            degrees = candidates[0]
+            layout, _, x0 = results[degrees]
+            lam = lams[0]
+            x_start = x0
+            self.__dict__.pop("cv_scores_", None)
+            self.__dict__.pop("cv_se_", None)
+        else:
+            degrees, lam, x_start = self._pick_logistic(results, lams, candidates)
+            layout = results[degrees][0]
+        design = data.design(degrees, components)
+        solver = logistic.make_solver(layout, **settings)
+        res = logistic.newton(design, layout, lam, x_start, solver, ridge=self._ridge(data))
+        c, parts = layout.split(res.x)
+        self.base_coef_ = c.copy()
+        coef = np.concatenate([p.reshape(-1) for p in parts])
+        self.coef_ = coef.reshape(layout.shapes[0]) if len(parts) == 1 else coef
+        self.degree_ = tuple(int(k) for k in degrees)
+        self.components_ = tuple(tuple(int(a) for a in comp) for comp in components)
+        self.lam_ = float(lam)
+        self.solver_status_ = res.status
+        self.n_iter_ = int(res.n_iter)
+
+    def _ridge(self, data) -> float:
+        return RIDGE_PER_ROW / data.n_eff() if getattr(self, "_ridge_n", False) else logistic.RIDGE
+
+    def _pick_logistic(self, results, lams, candidates):
+        keys, neg, pos, sols = [], [], [], []
+        path = None
+        for degrees in candidates:
+            _, path, _ = results[degrees]
+            for k, lam in enumerate(path.lams):
+                keys.append((degrees, float(lam)))
+                neg.append(path.neg[k])
+                pos.append(path.pos[k])
+                sols.append(path.solutions[k])
+        # every (degree, lam) was scored on the same held-out rows (cells): one joint path
+        joint = logistic.PathResult(
+            np.array([k[1] for k in keys]),
+            np.array(neg),
+            np.array(pos),
+            path.wneg,
+            path.wpos,
+            path.sumw2,
+        )
+        mean = joint.mean
+        best = int(np.argmin(mean))
+        se = joint.paired_se(best)
+        self.cv_scores_ = {k: float(m) for k, m in zip(keys, mean, strict=True)}
+        self.cv_se_ = {k: float(v) for k, v in zip(keys, se, strict=True)}
+        within = np.flatnonzero(mean - mean[best] <= se)
+        # one-standard-error rule: the largest lam, then the smallest degree
+        pick = min(within, key=lambda i: (-keys[i][1], _n_coef(keys[i][0]), i))
+        degrees, lam = keys[pick]
+        x_start = np.mean(sols[pick], axis=0)
+        self._warn_edges(degrees, lam, lams, candidates)
+        return degrees, lam, x_start
+
+    def _warn_edges(self, degrees, lam, lams, candidates) -> None:
+        finite = [v for v in lams if np.isfinite(v)]
+        if len(lams) > 1 and lam == lams[-1]:
+            warnings.warn(
+                f"cross-validation picked lam={lam:g}, the smallest value of lam_grid: a "
+                "smaller penalty might fit better. Pass a lam_grid that extends further down "
+                "(or a larger degree) to check.",
+                UserWarning,
+                stacklevel=4,
+            )
+        elif len(lams) > 1 and finite and lam == lams[0] and np.isfinite(lam):
+            warnings.warn(
+                f"cross-validation picked lam={lam:g}, the largest value of lam_grid: a "
+                "larger penalty might fit better. Add float('inf') (logistic regression on "
+                "the scores) or larger values to lam_grid.",
+                UserWarning,
+                stacklevel=4,
+            )
+        if len(candidates) > 1 and degrees == candidates[-1]:
+            warnings.warn(
+                f"cross-validation picked degree {degrees}, the last candidate of "
+                "degree_grid: a larger degree might fit better. Extend degree_grid to check.",
+                UserWarning,
+                stacklevel=4,
+            )
+
+    def _logistic_eta(self, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
+        eta = self._features(U, S) @ self.base_coef_
+        if _is_tensor(self.components_, U.shape[1]):
+            eta += evaluate(self.coef_, U)
+        else:
+            eta += evaluate_structured(self.coef_, U, self.degree_, self.components_)
+        return eta
+
+    # -- rank-only model ---------------------------------------------------------------------
+    def _fit_rank_only(self, U, y, sample_weight):
         M = U.shape[1]
-        components = make_components(self.structure, M)
-        if isinstance(self.degree, str):
+        components = make_components(self._resolved_structure(M), M)
+        for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
+            setattr(self, name, None)
+        if isinstance(self.degree, str):  # "cv" or "auto"
             degrees, stats = self._select_degree(U, y, sample_weight, components)
         else:
             degrees = _as_degrees(self.degree, M, "degree")
@@ -281,35 +633,40 @@ class BernsteinFusion(FusionEstimator):
         self.coef_, self.solver_status_ = qp.solve(stats)
         self.n_iter_ = qp.last_iterations
 
-    def _check_size(self, degrees: tuple[int, ...], n_rows: int, components=None) -> None:
+    def _check_size(self, degrees: tuple[int, ...], n_rows: int | None, components=None) -> None:
         P = _n_coef(degrees, components)
         if P > self.max_coefficients:
-            hint = "" if self.structure != "tensor" else ", or use structure='additive'/'pairwise'"
+            hint = (
+                ""
+                if self.structure not in ("tensor", "auto")
+                else (", or use structure='additive'/'pairwise'")
+            )
             raise ValueError(
                 f"degree {degrees} gives {P} coefficients, above max_coefficients="
                 f"{self.max_coefficients} (the normal equations need {8 * P * P / 1e6:.0f} MB); "
                 f"lower the degree or raise max_coefficients{hint}."
             )
-        if P > n_rows:
+        if n_rows is not None and P > n_rows:
             raise ValueError(
                 f"degree {degrees} gives {P} coefficients but there are only {n_rows} training "
                 "rows; lower the degree (or use degree='cv')."
             )
 
-    def _candidates(self, M: int, n_train: int, components=None) -> list[tuple[int, ...]]:
+    def _candidates(self, M: int, n_train: int | None, components=None) -> list[tuple[int, ...]]:
         grid = DEFAULT_DEGREE_GRID if self.degree_grid is None else self.degree_grid
         if len(grid) == 0:
             raise ValueError("degree_grid is empty.")
+        limit = self.max_coefficients if n_train is None else min(self.max_coefficients, n_train)
         cands = []
         for g in grid:
             d = _as_degrees(g, M, "degree_grid entry")
-            if d not in cands and _n_coef(d, components) <= min(self.max_coefficients, n_train):
+            if d not in cands and _n_coef(d, components) <= limit:
                 cands.append(d)
         if not cands:
+            rows = "" if n_train is None else f", rows per training fold={n_train}"
             raise ValueError(
                 f"no degree in the grid fits: every candidate has more coefficients than "
-                f"min(max_coefficients={self.max_coefficients}, rows per training fold="
-                f"{n_train})."
+                f"max_coefficients={self.max_coefficients}{rows}."
             )
         return cands
 
@@ -346,6 +703,14 @@ class BernsteinFusion(FusionEstimator):
         scores = {d: score for d, (score, _) in results.items()}
         best = min(scores, key=scores.get)  # dict order: ties keep the earlier (smaller) one
         self.cv_scores_ = scores
+        if len(scores) > 1 and best == list(scores)[-1]:
+            warnings.warn(
+                f"cross-validation picked degree {best}, the largest candidate of degree_grid "
+                "that was tried: a larger degree might fit better. Extend degree_grid (and "
+                "max_coefficients if needed) to check.",
+                UserWarning,
+                stacklevel=5,
+            )
         return best, results[best][1]
 
     # -- prediction --------------------------------------------------------------------------
@@ -365,18 +730,29 @@ class BernsteinFusion(FusionEstimator):
             from .distributed import predict_proba_dask
 
             return predict_proba_dask(self, S)
+        check_is_fitted(self, "ecdf_")
+        S = self._validate_scores(S, reset=False)
+        return self._proba_normalized(self.ecdf_.transform(S), S)
+
+    def _proba_normalized(self, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
+        """Both columns of ``predict_proba`` at normalized points ``U`` (of the scores ``S``,
+        when given), each to full precision."""
         # FusionEstimator.predict_proba, with fewer full-size temporaries (it clips U and p
         # into copies and stacks a third): normalized scores already lie inside (0, 1).
-        U = self._normalize(S)
-        p = np.asarray(self._calibrate(U), dtype=float)
-        del U
-        if not np.all(np.isfinite(p)):
+        proba = np.empty((U.shape[0], 2))
+        if self.base_ is None:
+            p = np.asarray(self._calibrate(U), dtype=float)
+            np.clip(p, 0.0, 1.0, out=proba[:, 1])
+            np.subtract(1.0, proba[:, 1], out=proba[:, 0])
+        else:
+            eta = self._logistic_eta(U, S)
+            # 1 - expit(eta) would round to 0 for eta > 37; expit(-eta) keeps every digit.
+            expit(-eta, out=proba[:, 0])
+            expit(eta, out=proba[:, 1])
+        if not np.all(np.isfinite(proba)):
             raise RuntimeError(
                 "BernsteinFusion produced non-finite probabilities; please report this."
             )
-        proba = np.empty((p.shape[0], 2))
-        np.clip(p, 0.0, 1.0, out=proba[:, 1])
-        np.subtract(1.0, proba[:, 1], out=proba[:, 0])
         return proba
 
     def predict(self, S):
@@ -388,9 +764,46 @@ class BernsteinFusion(FusionEstimator):
         return super().predict(S)
 
     def _calibrate(self, U):
+        if self.base_ is not None:
+            return expit(self._logistic_eta(U))
         if _is_tensor(self.components_, U.shape[1]):
             return evaluate(self.coef_, U)
         return evaluate_structured(self.coef_, U, self.degree_, self.components_)
+
+
+#: Fitted attributes of the model itself (cleared before every fit; the base's ``classes_``,
+#: ``ecdf_`` etc. are set before ``_fit_normalized`` runs).
+_MODEL_ATTRIBUTES = (
+    "coef_",
+    "components_",
+    "degree_",
+    "cv_scores_",
+    "cv_se_",
+    "solver_status_",
+    "n_iter_",
+    "base_",
+    "base_coef_",
+    "base_shift_",
+    "base_scale_",
+    "lam_",
+    "n_cells_",
+)
+
+
+RIDGE_PER_ROW = 1.0
+
+
+def _fold_seed(est) -> int:
+    """An int seed for fold assignments from ``random_state`` (an int is used as is)."""
+    rs = est.random_state
+    return int(rs) if isinstance(rs, Integral) else int(check_random_state(rs).randint(2**31))
+
+
+def _initial_x(layout: logistic.Layout, base_rate: float) -> np.ndarray:
+    """``c = 0`` and ``g`` the constant logit of the base rate."""
+    x = np.zeros(layout.n_coef)
+    x[layout.n_linear : layout.n_linear + layout.sizes[0]] = np.log(base_rate / (1 - base_rate))
+    return x
 
 
 def _is_tensor(components, M: int) -> bool:
