@@ -47,10 +47,11 @@ def auto_bins(M: int) -> int:
     """Quantile (and ``z``) cuts per axis of ``bins="auto"``: fine in one or two dimensions,
     coarser with more axes, where the number of occupied cells grows as ``bins^M``.
 
-    With 48 cuts per axis at M = 2 the fitted probabilities differ from the fit on the rows
-    by about 1e-4 (root mean square; measured on 50,000 rows), far below the sampling error.
+    With 32 cuts per axis at M = 2 the fitted probabilities differ from the fit on the rows
+    by 1e-4 to 3e-4 (root mean square; measured on 50,000 rows), far below the sampling
+    error; 48 cuts halve that at 1.4 times the fit time of a million rows.
     """
-    return {1: 256, 2: 48, 3: 16}.get(M, 8)
+    return {1: 256, 2: 32, 3: 16}.get(M, 8)
 
 
 def auto_cell_rows(M: int) -> int:

@@ -477,7 +477,7 @@ def _fit_logistic(est, blocks, ecdf, classes, n: int, M: int) -> None:
     est._own_scale_setup()
     components = make_components(est._resolved_structure(M), M)
     candidates = est._degree_candidates_logistic(M, n, components)
-    lams = est._lam_candidates()
+    lams = est._lam_candidates(n)
     bins = resolve_bins(est.bins, n, M, dask=True)
     edges = cell_edges(*est._feature_range(M), bins)
     search = len(candidates) > 1 or len(lams) > 1

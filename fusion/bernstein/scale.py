@@ -127,8 +127,10 @@ def scores_scale(
     """
     Z = np.empty(S.shape)
     for j, base in enumerate(bases):
-        s = np.clip(S[:, j], lo[j], hi[j])
-        Z[:, j] = (transform_scores(s, base) - shift[j]) / scale[j]
+        z = transform_scores(np.clip(S[:, j], lo[j], hi[j]), base)
+        z -= shift[j]
+        z /= scale[j]
+        Z[:, j] = z
     return Z
 
 

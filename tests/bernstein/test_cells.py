@@ -83,7 +83,7 @@ def test_fit_on_cells_is_close_to_the_fit_on_rows():
 
 def test_bins_resolution():
     assert resolve_bins("auto", 1000, 2, dask=False) is None
-    assert resolve_bins("auto", 50_000, 2, dask=False) == 48
+    assert resolve_bins("auto", 50_000, 2, dask=False) == 32
     assert resolve_bins("auto", 50_000, 5, dask=False) is None
     assert resolve_bins("auto", 10, 5, dask=True) == 8
     assert resolve_bins(12, 10, 2, dask=False) == 12
