@@ -42,6 +42,7 @@ __all__ = [
 #: model) the number of training rows in a fold.
 DEFAULT_DEGREE_GRID = tuple(range(1, 11))
 
+
 #: Penalty weights tried by ``lam="cv"`` (default model), largest first: ``inf`` (``g``
 #: constant: logistic regression on the scores' own scale), then 10 down to 1e-5 in
 #: half-decade steps. (Whole decades gave the same held-out scores on realistic scorers in
@@ -763,6 +764,7 @@ class BernsteinFusion(FusionEstimator):
         when given), each to full precision."""
         # FusionEstimator.predict_proba, with fewer full-size temporaries (it clips U and p
         # into copies and stacks a third): normalized scores already lie inside (0, 1).
+        self._check_fitted_arrays(U.shape[1])
         proba = np.empty((U.shape[0], 2))
         if self.base_ is None:
             p = np.asarray(self._calibrate(U), dtype=float)
@@ -787,7 +789,35 @@ class BernsteinFusion(FusionEstimator):
             return predict_dask(self, S)
         return super().predict(S)
 
+    def _check_fitted_arrays(self, M: int) -> None:
+        """Refuse fitted arrays that do not match ``degree_`` and ``components_`` (a file
+        edited by hand, see :mod:`fusion.persistence`) instead of evaluating something else."""
+        comps = self.components_
+        P = _n_coef(self.degree_, comps)
+        tensor = _is_tensor(comps, M)
+        want = tuple(k + 1 for k in self.degree_) if tensor else (P,)
+        problems = []
+        coef = self.coef_
+        if not (isinstance(coef, np.ndarray) and coef.dtype == np.float64 and coef.shape == want):
+            problems.append(f"coef_ must be a float64 array of shape {want}")
+        if self.base_ is not None:
+            if len(self.base_) != M or any(b not in ("logit", "identity") for b in self.base_):
+                problems.append(f"base_ must hold {M} of 'logit'/'identity'")
+            for name in ("base_coef_", "base_shift_", "base_scale_"):
+                a = getattr(self, name)
+                if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.shape == (M,)):
+                    problems.append(f"{name} must be a float64 array of shape ({M},)")
+                elif not np.all(np.isfinite(a)):
+                    problems.append(f"{name} must be finite")
+            if not problems and not (np.all(self.base_coef_ >= 0) and np.all(self.base_scale_ > 0)):
+                problems.append("base_coef_ must be >= 0 and base_scale_ > 0")
+        if problems:
+            raise ValueError(
+                "BernsteinFusion's fitted state is inconsistent: " + "; ".join(problems) + "."
+            )
+
     def _calibrate(self, U):
+        self._check_fitted_arrays(U.shape[1])
         if self.base_ is not None:
             return expit(self._logistic_eta(U))
         if _is_tensor(self.components_, U.shape[1]):

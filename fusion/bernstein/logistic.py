@@ -85,6 +85,8 @@ __all__ = [
 RIDGE = 1e-6
 #: Newton stops when the predicted decrease of the mean log-loss falls below this.
 NEWTON_TOL = 1e-10
+#: Relative damping added to the Hessian's diagonal in each Newton step.
+DAMPING = 1e-9
 #: Newton iterations per solve; typically 2-6 along a warm-started path.
 MAX_NEWTON = 100
 #: Armijo's sufficient-decrease constant and the most step halvings.
@@ -280,7 +282,11 @@ class NewtonResult:
 def make_solver(layout: Layout, **osqp_settings) -> StepQPSolver:
     """The step QP of one layout; reuse it across Newton steps, lambdas and folds' paths."""
     A, lower, upper, _ = constraints(layout)
-    return StepQPSolver(A, lower, upper, problem="BernsteinFusion Newton step", **osqp_settings)
+    # The step's QP is strictly convex (the Hessian is damped), so it is never unbounded;
+    # OSQP's default infeasibility tolerance (1e-4) would call a curvature below it "dual
+    # infeasible" (separated classes leave some directions almost flat).
+    settings = {"eps_dual_inf": 1e-12, **osqp_settings}
+    return StepQPSolver(A, lower, upper, problem="BernsteinFusion Newton step", **settings)
 
 
 def newton(
@@ -324,8 +330,17 @@ def newton(
         grad = X.T @ (w * p - v) / W + R @ x
         Q = X * np.sqrt(w * p * (1.0 - p) / W)[:, None]
         H = Q.T @ Q + R
+        # A tiny damping keeps the step's QP bounded where the data leave the Hessian
+        # singular (separated classes: p (1 - p) underflows); it changes the step, not the
+        # objective, so the limit is the same.
+        H[np.diag_indices_from(H)] += DAMPING * (1.0 + np.trace(H) / H.shape[0])
         Ax = A @ x
-        d, _ = solver.solve(_dense_upper_csc(H), grad, lower - Ax, upper - Ax)
+        # The objective is a mean (Hessian entries of order 1e-3 to 1e-1): rescaled so that
+        # its largest curvature is 1, OSQP's absolute tolerances and infeasibility tests
+        # (which otherwise mistake a curvature of 1e-5 for none: "dual infeasible") work on
+        # the scale they assume. The step is the same.
+        scale = 1.0 / np.max(np.diag(H))
+        d, _ = solver.solve(_dense_upper_csc(H * scale), grad * scale, lower - Ax, upper - Ax)
         qp_iter += solver.last_iterations
         d = project(x + d, layout, flat) - x
         gd = float(grad @ d)
