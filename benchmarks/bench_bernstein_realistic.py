@@ -99,6 +99,8 @@ def train_scorers(name: str, seed: int, cache: Path) -> dict:
     out.update({"y_pool": y[pool], "y_test": y[te]})
     # weak scorers use a few low-signal features with many distinct values (no indicators)
     many = [j for j in range(Xs.shape[1]) if np.unique(Xs[tr[:2000], j]).shape[0] >= 20]
+    if len(many) < 5:  # indicator features only (dota2): take them all
+        many = list(range(Xs.shape[1]))
     corr = np.nan_to_num(np.abs([np.corrcoef(Xs[tr, j], y[tr])[0, 1] for j in many]))
     ranked = [many[j] for j in np.argsort(corr)]  # least correlated first
     half = len(ranked) // 2

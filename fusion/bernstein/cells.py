@@ -233,9 +233,6 @@ class RowData:
     def base_rate(self) -> float:
         return float(self.v.sum() / self.w.sum())
 
-    def n_eff(self) -> float:
-        return float(self.w.sum() ** 2 / np.sum(self.w**2))
-
     def design(self, degrees, components) -> Design:
         return _design(self.U, self.Z, self.w, self.v, self.w**2, degrees, components)
 
@@ -272,9 +269,6 @@ class CellData:
 
     def base_rate(self) -> float:
         return float(self.V.sum() / self.W.sum())
-
-    def n_eff(self) -> float:
-        return float(self.W.sum() ** 2 / self.W2.sum())
 
     def _pooled(self, folds, degrees, components) -> Design:
         W = self.W[folds].sum(0)

@@ -119,10 +119,13 @@ class BernsteinFusion(FusionEstimator):
     smoothness at every degree; :mod:`fusion.bernstein.logistic`). As ``lam`` grows ``g``
     becomes a constant and the model becomes logistic regression on the ``z_m`` with
     non-negative weights ("LR on logits", the usual stacking of probabilities); ``lam`` is
-    chosen by ``cv``-fold stratified cross-validation of the log-loss along a warm-started
-    path, with the one-standard-error rule toward larger ``lam``. The solver takes Newton
-    steps, each a QP with the monotone constraints solved by OSQP, then projects exactly
-    onto the constraints and backtracks (Armijo).
+    chosen by ``cv``-fold cross-validation of the log-loss along a warm-started path, with
+    the one-standard-error rule toward larger ``lam`` (the standard error of each penalty's
+    excess held-out loss over the best one, from the rows' paired differences). The solver
+    takes Newton steps, each a QP with the monotone constraints solved by OSQP, then
+    projects exactly onto the constraints and backtracks (Armijo); it stops on the Newton
+    decrement. From about 20,000 rows (and on dask) the fit runs on fine cells of the
+    scores instead of the rows (``bins``).
 
     **Rank-only (``base=None``): the paper's model.** The calibrating function on
     ECDF-normalized scores is ``f(u) = sum_k beta_k prod_m b_{k_m, K_m}(u_m)``, fitted by
@@ -134,8 +137,12 @@ class BernsteinFusion(FusionEstimator):
 
     Guarantees (both models): the fused probability is non-decreasing in every score,
     everywhere (not only at training points), and continuous. The default model's
-    predictions lie strictly inside ``(0, 1)``; the rank-only model's lie in ``[0, 1]``
-    and are unchanged by any strictly increasing transform of a score.
+    predictions lie strictly inside ``(0, 1)`` (the linear predictor is capped at
+    ``+-35``, so none rounds to 0 or 1); the rank-only model's lie in ``[0, 1]`` and are
+    unchanged by any strictly increasing transform of a score. Neither model can put a
+    negative weight on a score, as unconstrained logistic regression on logits sometimes
+    does (an overfitted or saturated scorer given a sharper one): where that helps, the
+    monotone fit cannot follow.
 
     Parameters
     ----------
@@ -180,8 +187,10 @@ class BernsteinFusion(FusionEstimator):
         linear constraints on the corner coefficients (proof in
         :func:`fusion.bernstein.qp.structure_constraints`).
     cv : int, default=5
-        Folds of the cross-validation (stratified when every class has at least ``cv``
-        rows).
+        Folds of the cross-validation: stratified when every class has at least ``cv``
+        rows; for a fit on cells (``bins``) each row's fold comes from a seeded hash of its
+        normalized scores and label, so that it depends on neither the order nor the
+        chunking of the rows (a dask fit then equals the in-memory fit).
     random_state : int, RandomState or None, default=0
         Shuffling of the cross-validation folds; the default makes fits reproducible.
     bins : int >= 2, None or "auto", default="auto"
@@ -528,7 +537,7 @@ class BernsteinFusion(FusionEstimator):
                 results[degrees] = (layout, None, x0)
                 break
             folds = data.fold_designs(degrees, components)
-            path = logistic.cv_path(folds, layout, lams, x0, settings, ridge=self._ridge(data))
+            path = logistic.cv_path(folds, layout, lams, x0, settings)
             results[degrees] = (layout, path, x0)
         self.n_cells_ = data.n_cells
         if len(results) == 1 and next(iter(results.values()))[1] is None:
@@ -543,7 +552,7 @@ class BernsteinFusion(FusionEstimator):
             layout = results[degrees][0]
         design = data.design(degrees, components)
         solver = logistic.make_solver(layout, **settings)
-        res = logistic.newton(design, layout, lam, x_start, solver, ridge=self._ridge(data))
+        res = logistic.newton(design, layout, lam, x_start, solver)
         c, parts = layout.split(res.x)
         self.base_coef_ = c.copy()
         coef = np.concatenate([p.reshape(-1) for p in parts])
@@ -553,9 +562,6 @@ class BernsteinFusion(FusionEstimator):
         self.lam_ = float(lam)
         self.solver_status_ = res.status
         self.n_iter_ = int(res.n_iter)
-
-    def _ridge(self, data) -> float:
-        return RIDGE_PER_ROW / data.n_eff() if getattr(self, "_ridge_n", False) else logistic.RIDGE
 
     def _pick_logistic(self, results, lams, candidates):
         keys, neg, pos, sols = [], [], [], []
@@ -621,7 +627,9 @@ class BernsteinFusion(FusionEstimator):
             eta += evaluate(self.coef_, U)
         else:
             eta += evaluate_structured(self.coef_, U, self.degree_, self.components_)
-        return eta
+        # expit rounds to exactly 1 beyond 36.7: capped, every probability stays inside
+        # (0, 1) (within 6.3e-16 of either end), still continuous and non-decreasing.
+        return np.clip(eta, -ETA_CAP, ETA_CAP, out=eta)
 
     # -- rank-only model ---------------------------------------------------------------------
     def _fit_rank_only(self, U, y, sample_weight):
@@ -844,7 +852,8 @@ _MODEL_ATTRIBUTES = (
 )
 
 
-RIDGE_PER_ROW = 1.0
+#: Predictions use ``expit(clip(eta, -ETA_CAP, ETA_CAP))``.
+ETA_CAP = 35.0
 
 
 def _fold_seed(est) -> int:

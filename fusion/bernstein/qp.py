@@ -1,4 +1,5 @@
-"""The monotone least-squares QP of BernsteinFusion (Wang & Liu 2020, QP (13), any M).
+"""The monotone least-squares QP of BernsteinFusion (Wang & Liu 2020, QP (13), any M), and
+the QP boundary of the default model's Newton steps (:class:`StepQPSolver`).
 
 The objective only needs the sufficient statistics ``G = Phi' W Phi``, ``b = Phi' W y`` and
 ``yy = y' W y``, which add over row blocks, so they are accumulated in chunks: memory is
@@ -40,6 +41,7 @@ __all__ = [
     "solve_monotone_qp",
     "project_monotone",
     "heldout_sse",
+    "StepQPSolver",
 ]
 
 
