@@ -236,6 +236,13 @@ class RowData:
     def design(self, degrees, components) -> Design:
         return _design(self.U, self.Z, self.w, self.v, self.w**2, degrees, components)
 
+    def heldout_groups(self) -> np.ndarray:
+        """Tie group (rows with identical normalized scores) of every held-out row, in the
+        order of :meth:`fold_designs`' test sets concatenated."""
+        _, group = np.unique(self.U, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        return np.concatenate([group[self.fold_of == f] for f in range(self.n_folds)])
+
     def fold_designs(self, degrees, components) -> list[tuple[Design, Design]]:
         full = self.design(degrees, components)
         out = []
@@ -269,6 +276,10 @@ class CellData:
 
     def base_rate(self) -> float:
         return float(self.V.sum() / self.W.sum())
+
+    def heldout_groups(self) -> None:
+        """Cells hold many rows each: their standard errors count rows (no tie groups)."""
+        return None
 
     def _pooled(self, folds, degrees, components) -> Design:
         W = self.W[folds].sum(0)

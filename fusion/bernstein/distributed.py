@@ -425,7 +425,7 @@ def _fit_rank_only(est, blocks, ecdf, classes, n: int, M: int, B: int) -> None:
 
     for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
         setattr(est, name, None)
-    components = make_components(est._resolved_structure(M), M)
+    components = make_components(est._rank_only_structure(), M)
     if isinstance(est.degree, str):  # "cv" or "auto"
         if n < est.cv:
             raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
@@ -475,8 +475,7 @@ def _fit_logistic(est, blocks, ecdf, classes, n: int, M: int) -> None:
     from .estimator import _fold_seed
 
     est._own_scale_setup()
-    components = make_components(est._resolved_structure(M), M)
-    candidates = est._degree_candidates_logistic(M, n, components)
+    candidates = est._candidates_logistic(M, n)
     lams = est._lam_candidates(n)
     bins = resolve_bins(est.bins, n, M, dask=True)
     edges = cell_edges(*est._feature_range(M), bins)
@@ -493,7 +492,7 @@ def _fit_logistic(est, blocks, ecdf, classes, n: int, M: int) -> None:
     ]
     (sums,) = dask.compute(_tree_reduce(parts, _merge_cells))
     data = CellData(sums, cv or 0, M)
-    est._fit_logistic_from(data, candidates, lams, components)
+    est._fit_logistic_from(data, candidates, lams)
 
 
 class _FeatureModel:

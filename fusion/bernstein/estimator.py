@@ -89,14 +89,13 @@ def auto_degree(M: int, n: int, structure: str) -> int:
     * tensor, M = 3: 4 below 10,000 rows, 5 up to 100,000, then 6 (at n = 10,000: degree 6
       lowered the L2 error to a known truth by about 4 % and the held-out log-loss of
       realistic scorers by up to 3e-4, at 5 times the fit time of degree 4); M >= 4: 3;
-    * additive: 8 per score; pairwise: 4.
+    * additive: as the tensor at M <= 2 (8 to 12; ``M (K + 1)`` coefficients);
+    * pairwise: 4.
     """
     if structure == "tensor" and M >= 3:
         return int(np.clip(4 + np.floor(np.log10(max(n, 1) / 1_000)), 4, 6)) if M == 3 else 3
     if structure == "pairwise":
         return 4
-    if structure == "additive":
-        return 8
     return int(np.clip(np.round(8 * (n / 2_500) ** 0.25), 8, 12))
 
 
@@ -181,10 +180,13 @@ class BernsteinFusion(FusionEstimator):
         score (``sum(K_m + 1)`` coefficients). ``"pairwise"``: a sum of bivariate tensors,
         one per pair of scores (``sum (K_m + 1)(K_l + 1)`` coefficients), which contains
         every additive model too; with ``M <= 2`` it is the tensor. Every component is
-        non-decreasing along each of its axes. ``"auto"``: the tensor for the rank-only
-        model and for M <= 3, additive for M >= 4 (the tensor's coefficients grow as
-        ``K^M``). In the rank-only model ``0 <= f <= 1`` holds on the whole cube through two
-        linear constraints on the corner coefficients (proof in
+        non-decreasing along each of its axes. ``"auto"``: rank-only model: the tensor;
+        default model: at M = 2 and 3 both the tensor and the additive model, one chosen by
+        the cross-validation that chooses ``lam`` (on realistic scorers the additive model
+        with its finer per-score resolution often wins at M = 3; interactions favour the
+        tensor); additive for M >= 4 (the tensor's coefficients grow as ``K^M``). In the
+        rank-only model ``0 <= f <= 1`` holds on the whole cube through two linear
+        constraints on the corner coefficients (proof in
         :func:`fusion.bernstein.qp.structure_constraints`).
     cv : int, default=5
         Folds of the cross-validation: stratified when every class has at least ``cv``
@@ -246,7 +248,8 @@ class BernsteinFusion(FusionEstimator):
         Degree per axis actually used.
     cv_scores_ : dict
         Only after cross-validation. Rank-only: held-out Brier score for each candidate degree
-        tuple. Default model: mean held-out log-loss for each ``(degree tuple, lam)`` visited.
+        tuple. Default model: mean held-out log-loss for each ``(structure, degree tuple,
+        lam)`` visited.
     cv_se_ : dict
         Default model, only after cross-validation: standard error of each
         ``cv_scores_`` entry (from the spread over the folds).
@@ -308,6 +311,8 @@ class BernsteinFusion(FusionEstimator):
 
     _allows_1d = True
     _monotone = True
+    #: Multiple of the standard error in the one-standard-error rule.
+    _se_factor = 1.0
     _parameter_constraints = {
         "base": [StrOptions(set(BASES)), None],
         "degree": [
@@ -417,10 +422,8 @@ class BernsteinFusion(FusionEstimator):
             return DASK_ECDF_KNOTS if dask or n_rows >= AUTO_SKETCH_ROWS else None
         return None if self.ecdf_knots is None else int(self.ecdf_knots)
 
-    def _resolved_structure(self, M: int) -> str:
-        if self.structure != "auto":
-            return self.structure
-        return "tensor" if self.base is None or M <= 3 else "additive"
+    def _rank_only_structure(self) -> str:
+        return "tensor" if self.structure == "auto" else self.structure
 
     def _fit_ecdf(self, S):
         # The default model's features of the training rows are the scores themselves
@@ -493,24 +496,37 @@ class BernsteinFusion(FusionEstimator):
             raise ValueError(f"lam_grid must hold non-negative numbers, got {grid!r}.")
         return lams
 
-    def _degree_candidates_logistic(self, M: int, n: int, components) -> list[tuple[int, ...]]:
-        if self.degree == "auto":
-            structure = self._resolved_structure(M)
-            K = auto_degree(M, n, structure)
-            while K > 1 and _n_coef((K,) * M, components) > self.max_coefficients:
-                K -= 1
-            return [(K,) * M]
-        if self.degree == "cv":
-            return self._candidates(M, None, components)
-        degrees = _as_degrees(self.degree, M, "degree")
-        self._check_size(degrees, None, components)
-        return [degrees]
+    def _structures_logistic(self, M: int) -> list[str]:
+        """Structures the default model tries: the one given, or for ``"auto"`` the tensor
+        and the additive model at M = 2 and 3 (cross-validation chooses), additive above."""
+        if self.structure != "auto":
+            return [self.structure]
+        if M == 1:
+            return ["tensor"]
+        return ["tensor", "additive"] if M <= 3 else ["additive"]
+
+    def _candidates_logistic(self, M: int, n: int) -> list[tuple[str, tuple, tuple]]:
+        """``(structure, components, degrees)`` of every candidate of the default model."""
+        out = []
+        for structure in self._structures_logistic(M):
+            components = make_components(structure, M)
+            if self.degree == "auto":
+                K = auto_degree(M, n, structure)
+                while K > 1 and _n_coef((K,) * M, components) > self.max_coefficients:
+                    K -= 1
+                degrees = [(K,) * M]
+            elif self.degree == "cv":
+                degrees = self._candidates(M, None, components)
+            else:
+                degrees = [_as_degrees(self.degree, M, "degree")]
+                self._check_size(degrees[0], None, components)
+            out += [(structure, components, d) for d in degrees]
+        return out
 
     def _fit_logistic(self, U, y, w) -> None:
         n, M = U.shape
         self._own_scale_setup()
-        components = make_components(self._resolved_structure(M), M)
-        candidates = self._degree_candidates_logistic(M, n, components)
+        candidates = self._candidates_logistic(M, n)
         lams = self._lam_candidates(n)
         Z = self._features(U, self.__dict__.pop("_training_scores", None))
         bins = resolve_bins(self.bins, n, M, dask=False)
@@ -523,36 +539,51 @@ class BernsteinFusion(FusionEstimator):
             fold_of = hash_folds(U, y, self.cv, _fold_seed(self)) if search else None
             edges = cell_edges(*self._feature_range(M), bins)
             data = aggregate_cells(U, Z, y, w, edges, fold_of, n_folds)
-        self._fit_logistic_from(data, candidates, lams, components)
+        self._fit_logistic_from(data, candidates, lams)
 
-    def _fit_logistic_from(self, data, candidates, lams, components) -> None:
-        """The default model's fit from rows or cells (shared with the dask path)."""
+    def _fit_logistic_from(self, data, candidates, lams) -> None:
+        """The default model's fit from rows or cells (shared with the dask path).
+
+        ``candidates``: ``(structure, components, degrees)`` triples; with more than one
+        candidate or ``lam`` each runs its cross-validated path on the same folds and one
+        pick is made over all of them (:meth:`_pick_logistic`).
+        """
         M = data.n_features
+        if all(np.isinf(lam) for lam in lams):
+            candidates = candidates[:1]  # g is a constant: every candidate is the same model
         settings = self._osqp_settings()
-        results = {}
-        for degrees in candidates:
+        ridge = self._ridge(data)
+        paths, layouts = {}, {}
+        groups = None
+        search = len(candidates) > 1 or len(lams) > 1
+        for structure, components, degrees in candidates:
+            key = (structure, degrees)
             layout = logistic.Layout(M, tuple(component_shapes(degrees, components)))
-            x0 = _initial_x(layout, data.base_rate())
-            if len(lams) == 1 and len(candidates) == 1:
-                results[degrees] = (layout, None, x0)
+            layouts[key] = (layout, components)
+            if not search:
                 break
+            x0 = _initial_x(layout, data.base_rate())
             folds = data.fold_designs(degrees, components)
-            path = logistic.cv_path(folds, layout, lams, x0, settings)
-            results[degrees] = (layout, path, x0)
+            if groups is None:
+                groups = data.heldout_groups()
+            paths[key] = logistic.cv_path(
+                folds, layout, lams, x0, settings, groups=groups, ridge=ridge
+            )
         self.n_cells_ = data.n_cells
-        if len(results) == 1 and next(iter(results.values()))[1] is None:
-            degrees = candidates[0]
-            layout, _, x0 = results[degrees]
-            lam = lams[0]
-            x_start = x0
+        if not search:
+            structure, components, degrees = candidates[0]
+            key, lam = (structure, degrees), lams[0]
+            layout = layouts[key][0]
+            x_start = _initial_x(layout, data.base_rate())
             self.__dict__.pop("cv_scores_", None)
             self.__dict__.pop("cv_se_", None)
         else:
-            degrees, lam, x_start = self._pick_logistic(results, lams, candidates)
-            layout = results[degrees][0]
+            key, lam, x_start = self._pick_logistic(paths, layouts, lams, candidates)
+            layout, components = layouts[key]
+            degrees = key[1]
         design = data.design(degrees, components)
         solver = logistic.make_solver(layout, **settings)
-        res = logistic.newton(design, layout, lam, x_start, solver)
+        res = logistic.newton(design, layout, lam, x_start, solver, ridge=ridge)
         c, parts = layout.split(res.x)
         self.base_coef_ = c.copy()
         coef = np.concatenate([p.reshape(-1) for p in parts])
@@ -563,37 +594,43 @@ class BernsteinFusion(FusionEstimator):
         self.solver_status_ = res.status
         self.n_iter_ = int(res.n_iter)
 
-    def _pick_logistic(self, results, lams, candidates):
-        keys, neg, pos, sols = [], [], [], []
+    def _ridge(self, data) -> float:
+        return logistic.RIDGE
+
+    def _pick_logistic(self, paths, layouts, lams, candidates):
+        keys, neg, pos, sols, sizes = [], [], [], [], []
         path = None
-        for degrees in candidates:
-            _, path, _ = results[degrees]
+        for key, path in paths.items():
+            size = layouts[key][0].n_coef
             for k, lam in enumerate(path.lams):
-                keys.append((degrees, float(lam)))
+                keys.append((*key, float(lam)))
                 neg.append(path.neg[k])
                 pos.append(path.pos[k])
                 sols.append(path.solutions[k])
-        # every (degree, lam) was scored on the same held-out rows (cells): one joint path
+                sizes.append(size)
+        # every candidate was scored on the same held-out rows (cells): one joint path
         joint = logistic.PathResult(
-            np.array([k[1] for k in keys]),
+            np.array([k[2] for k in keys]),
             np.array(neg),
             np.array(pos),
             path.wneg,
             path.wpos,
             path.sumw2,
+            groups=path.groups,
         )
         mean = joint.mean
         best = int(np.argmin(mean))
         se = joint.paired_se(best)
         self.cv_scores_ = {k: float(m) for k, m in zip(keys, mean, strict=True)}
         self.cv_se_ = {k: float(v) for k, v in zip(keys, se, strict=True)}
-        within = np.flatnonzero(mean - mean[best] <= se)
-        # one-standard-error rule: the largest lam, then the smallest degree
-        pick = min(within, key=lambda i: (-keys[i][1], _n_coef(keys[i][0]), i))
-        degrees, lam = keys[pick]
+        within = np.flatnonzero(mean - mean[best] <= self._se_factor * se)
+        # one-standard-error rule: the largest lam, then the fewest coefficients
+        pick = min(within, key=lambda i: (-keys[i][2], sizes[i], i))
+        structure, degrees, lam = keys[pick]
         x_start = np.mean(sols[pick], axis=0)
-        self._warn_edges(degrees, lam, lams, candidates)
-        return degrees, lam, x_start
+        degree_cands = [d for s, _, d in candidates if s == structure]
+        self._warn_edges(degrees, lam, lams, degree_cands)
+        return (structure, degrees), lam, x_start
 
     def _warn_edges(self, degrees, lam, lams, candidates) -> None:
         finite = [v for v in lams if np.isfinite(v)]
@@ -634,7 +671,7 @@ class BernsteinFusion(FusionEstimator):
     # -- rank-only model ---------------------------------------------------------------------
     def _fit_rank_only(self, U, y, sample_weight):
         M = U.shape[1]
-        components = make_components(self._resolved_structure(M), M)
+        components = make_components(self._rank_only_structure(), M)
         for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
             setattr(self, name, None)
         if isinstance(self.degree, str):  # "cv" or "auto"

@@ -139,13 +139,16 @@ def test_cross_validation_picks_by_one_standard_error_and_reports_scores():
     S, y, _ = simulate(1500, seed=6)
     model = BernsteinFusion(random_state=0).fit(S, y)
     keys = list(model.cv_scores_)
-    assert keys[0] == (model.degree_, float("inf")) and set(model.cv_se_) == set(keys)
+    # M = 2: the tensor and the additive structure, each along its lam path from inf
+    assert {k[0] for k in keys} == {"tensor", "additive"} and set(model.cv_se_) == set(keys)
+    assert keys[0] == ("tensor", (8, 8), float("inf"))
+    structure = "tensor" if len(model.components_) == 1 else "additive"
     best = min(model.cv_scores_, key=model.cv_scores_.get)
-    chosen = (model.degree_, model.lam_)
+    chosen = (structure, model.degree_, model.lam_)
     assert model.cv_scores_[chosen] - model.cv_scores_[best] <= model.cv_se_[chosen]
-    # every larger lam is outside one standard error of the best
+    # every larger lam (of either structure) is outside one standard error of the best
     for key in keys:
-        if key[1] > model.lam_:
+        if key[2] > model.lam_:
             assert model.cv_scores_[key] - model.cv_scores_[best] > model.cv_se_[key]
 
 

@@ -143,6 +143,30 @@ def test_paired_standard_error_matches_direct_computation():
     np.testing.assert_allclose(path.paired_se(2), np.sqrt(var / n_eff), rtol=1e-9)
 
 
+def test_tie_groups_give_the_cluster_robust_standard_error():
+    rng = np.random.default_rng(2)
+    n = 300
+    w = rng.uniform(0.5, 2, n)
+    y = (rng.random(n) < 0.5).astype(float)
+    groups = rng.integers(0, 40, n)  # 40 groups of tied rows
+    eta = rng.normal(size=(2, n))
+    neg = np.logaddexp(0, eta)
+    pos = neg - eta
+    args = (np.array([1.0, 0.1]), neg, pos, w * (1 - y), w * y, float(np.sum(w**2)))
+    clustered = logistic.PathResult(*args, groups=groups).paired_se(1)
+    d = np.where(y == 1, pos, neg)[0] - np.where(y == 1, pos, neg)[1]
+    mean = d @ w / w.sum()
+    sums = np.bincount(groups, weights=w * (d - mean))
+    assert clustered[0] == pytest.approx(np.sqrt(np.sum(sums**2)) / w.sum(), rel=1e-12)
+    # singleton groups: the row-level formula for unit weights
+    args = (np.array([1.0, 0.1]), neg, pos, 1 - y, y, float(n))
+    np.testing.assert_allclose(
+        logistic.PathResult(*args, groups=np.arange(n)).paired_se(1),
+        logistic.PathResult(*args).paired_se(1),
+        rtol=1e-12,
+    )
+
+
 def test_cv_path_warm_starts_and_stops_early():
     design, layout = _problem(1200, 2, (4, 4), "tensor", seed=5)
     fold = np.arange(1200) % 4
