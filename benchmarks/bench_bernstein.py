@@ -1,4 +1,7 @@
-"""Fit time of BernsteinFusion against the same QP in cvxpy and LogisticRegression.
+"""Fit time of the rank-only BernsteinFusion (``base=None``, the paper's least-squares QP)
+against the same QP in cvxpy and LogisticRegression.
+
+The default (semi-parametric logistic) model is timed by ``bench_bernstein_speed.py``.
 
 Usage::
 
@@ -52,8 +55,8 @@ def bench_n(args) -> str:
     for n in n_values:
         S, y = simulate(n, 2)
         reps = args.repeats if n <= 100_000 else max(3, args.repeats // 2)
-        t_fus = median_time(lambda S=S, y=y: BernsteinFusion(degree=5).fit(S, y), reps)
-        model = BernsteinFusion(degree=5).fit(S, y)
+        t_fus = median_time(lambda S=S, y=y: BernsteinFusion(base=None, degree=5).fit(S, y), reps)
+        model = BernsteinFusion(base=None, degree=5).fit(S, y)
         U = model.ecdf_.transform(S)
         t_lr = median_time(lambda U=U, y=y: LogisticRegression().fit(U, y), reps)
         t_pred = median_time(lambda S=S, m=model: m.predict_proba(S), reps)
@@ -99,7 +102,7 @@ def bench_shape(args) -> str:
             P = (K + 1) ** M
             if P > 4096:
                 continue
-            t = median_time(lambda S=S, y=y, K=K: BernsteinFusion(degree=K).fit(S, y), 3)
+            t = median_time(lambda S=S, y=y, K=K: BernsteinFusion(base=None, degree=K).fit(S, y), 3)
             rows.append([str(M), str(K), str(P), f"{t * 1e3:.1f}"])
     return table(["M", "K", "coefficients", f"fit ms (n = {n:,})"], rows)
 
@@ -107,9 +110,9 @@ def bench_shape(args) -> str:
 def bench_small(args) -> str:
     S, y = simulate(500, 2)
     rows = []
-    t_fixed = median_time(lambda: BernsteinFusion(degree=5).fit(S, y), 5 * args.repeats)
-    t_cv = median_time(lambda: BernsteinFusion(random_state=0).fit(S, y), args.repeats)
-    model = BernsteinFusion(degree=5).fit(S, y)
+    t_fixed = median_time(lambda: BernsteinFusion(base=None, degree=5).fit(S, y), 5 * args.repeats)
+    t_cv = median_time(lambda: BernsteinFusion(base=None, random_state=0).fit(S, y), args.repeats)
+    model = BernsteinFusion(base=None, degree=5).fit(S, y)
     U = model.ecdf_.transform(S)
     t_cvx = median_time(lambda: cvxpy_fit(U, y.astype(float), (5, 5)), args.repeats)
     rows.append(["fixed K = 5", f"{t_fixed * 1e3:.1f}", "5", f"{t_cvx * 1e3:.0f}", "500 (CVX)"])

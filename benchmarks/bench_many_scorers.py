@@ -1,5 +1,9 @@
 """Many scorers: BernsteinFusion structure="tensor" vs "additive" vs "pairwise" for M = 3..10.
 
+Rows ``rank-only`` are the least-squares model (``base=None``) at a fixed degree; rows
+``default`` the default semi-parametric model with that structure and degree (``lam`` by
+cross-validation), and ``default auto`` the default model with all defaults.
+
 Data: M scorers sharing a latent factor (correlation about 0.3), labels from the monotone,
 non-additive truth ``p = 0.05 + 0.9 * prod_m Phi(z_m + 0.8) ** (2 / M)``. Fit on ``--n`` rows,
 report the Brier score and the L2 distance to the truth on 20 000 fresh rows, the fit time
@@ -31,12 +35,22 @@ def simulate(n: int, M: int, seed: int):
 
 
 CONFIGS = [
-    ("tensor", 3),
-    ("additive", 3),
-    ("additive", 6),
-    ("pairwise", 2),
-    ("pairwise", 3),
+    ("rank-only", "tensor", 3),
+    ("rank-only", "additive", 3),
+    ("rank-only", "additive", 6),
+    ("rank-only", "pairwise", 2),
+    ("rank-only", "pairwise", 3),
+    ("default", "tensor", 3),
+    ("default", "additive", 8),
+    ("default", "pairwise", 3),
+    ("default auto", "auto", "auto"),
 ]
+
+
+def _structure(components) -> str:
+    if len(components) == 1:
+        return "tensor"
+    return "additive" if all(len(c) == 1 for c in components) else "pairwise"
 
 
 def main() -> None:
@@ -52,8 +66,9 @@ def main() -> None:
     for M in range(args.min_m, args.max_m + 1):
         S, y, _ = simulate(args.n, M, seed=M)
         S_test, y_test, p_test = simulate(20_000, M, seed=100 + M)
-        for structure, K in CONFIGS:
-            model = BernsteinFusion(degree=K, structure=structure, max_coefficients=4096)
+        for model_name, structure, K in CONFIGS:
+            base = None if model_name == "rank-only" else "auto"
+            model = BernsteinFusion(base=base, degree=K, structure=structure, max_coefficients=4096)
             P = (K + 1) ** M if structure == "tensor" else None
             if P is not None and P > args.max_tensor:
                 continue
@@ -66,20 +81,21 @@ def main() -> None:
             rows.append(
                 (
                     M,
-                    structure,
-                    K,
+                    model_name,
+                    _structure(model.components_),
+                    model.degree_[0],
                     model.coef_.size,
                     statistics.median(times),
                     brier_score(y_test, p),
                     float(np.sqrt(np.mean((p - p_test) ** 2))),
                 )
             )
-            print(f"  M={M} {structure} K={K}: {rows[-1][3:]}", flush=True)
+            print(f"  M={M} {model_name} {structure} K={K}: {rows[-1][4:]}", flush=True)
     print(f"load average at end: {os.getloadavg()}\n")
-    print("| M | structure | K | coefficients | fit s | Brier | L2 to truth |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
-    for M, structure, K, P, t, brier, l2 in rows:
-        print(f"| {M} | {structure} | {K} | {P} | {t:.2f} | {brier:.4f} | {l2:.4f} |")
+    print("| M | model | structure | K | coefficients | fit s | Brier | L2 to truth |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|")
+    for M, name, structure, K, P, t, brier, l2 in rows:
+        print(f"| {M} | {name} | {structure} | {K} | {P} | {t:.2f} | {brier:.4f} | {l2:.4f} |")
 
 
 if __name__ == "__main__":

@@ -12,11 +12,18 @@ Data: M = 2 correlated logit-scale scores, labels from a monotone non-logistic t
 
 Methods (same process tree, same run):
 
-* ``bernstein K=5 exact``  BernsteinFusion(degree=5, ecdf_knots=None), the in-memory default ECDF
-* ``bernstein K=5 sketch`` BernsteinFusion(degree=5, ecdf_knots=10_000)
-* ``bernstein cv sketch``  BernsteinFusion(degree="cv", ecdf_knots=10_000) (10 degrees x 5 folds)
+* ``bernstein K=5 exact``  BernsteinFusion(base=None, degree=5, ecdf_knots=None): the rank-only
+  (least-squares) model with the exact ECDF
+* ``bernstein K=5 sketch`` BernsteinFusion(base=None, degree=5, ecdf_knots=10_000)
+* ``bernstein cv sketch``  BernsteinFusion(base=None, degree="cv", ecdf_knots=10_000) (10 degrees
+  x 5 folds)
+* ``default K=5``          BernsteinFusion(degree=5): the default semi-parametric model, ``lam``
+  by 5-fold cross-validation on cells of rows (ECDF sketched from 1e5 rows on)
+* ``default``              BernsteinFusion(): all defaults
 * ``lightgbm monotone``    LGBMClassifier(monotone_constraints=[1, 1]), 100 trees, raw scores
 * ``logreg``               exact ECDFNormalizer + LogisticRegression on the normalized scores
+* dask rows: ``bernstein K=5 dask`` (rank-only) and ``default K=5 dask`` (default model, on
+  the cell sums; ``lam`` by cross-validation)
 * ``pygam monotone``       LogisticGAM(s(0, monotonic_inc) + s(1, monotonic_inc)) on them
 
 Run ``python benchmarks/bench_scale.py --help`` for the size flags.
@@ -64,11 +71,15 @@ def _make(method: str):
     from fusion import BernsteinFusion, ECDFNormalizer
 
     if method == "bernstein K=5 exact":
-        return BernsteinFusion(degree=5, ecdf_knots=None)
+        return BernsteinFusion(base=None, degree=5, ecdf_knots=None)
     if method == "bernstein K=5 sketch":
-        return BernsteinFusion(degree=5, ecdf_knots=10_000)
+        return BernsteinFusion(base=None, degree=5, ecdf_knots=10_000)
     if method == "bernstein cv sketch":
-        return BernsteinFusion(degree="cv", ecdf_knots=10_000, random_state=0)
+        return BernsteinFusion(base=None, degree="cv", ecdf_knots=10_000, random_state=0)
+    if method == "default K=5":
+        return BernsteinFusion(degree=5)
+    if method == "default":
+        return BernsteinFusion()
     if method == "lightgbm monotone":
         from lightgbm import LGBMClassifier
 
@@ -124,7 +135,7 @@ def _dask_block(block, n_rows, seed, block_id=None):
     return np.column_stack([z, rng.random(n_rows) < p])
 
 
-def _dask_cell(n: int, chunk: int, degree, queue) -> None:
+def _dask_cell(n: int, chunk: int, degree, base, queue) -> None:
     try:
         import dask.array as da
         from distributed import Client, LocalCluster
@@ -145,10 +156,10 @@ def _dask_cell(n: int, chunk: int, degree, queue) -> None:
         )
         S, y = X[:, :M], X[:, M]
         # Warm up the workers (imports) on the first block only.
-        BernsteinFusion(degree=degree).fit(S[:chunk], y[:chunk])
+        BernsteinFusion(base=base, degree=degree).fit(S[:chunk], y[:chunk])
         base = _rss()
         t = time.perf_counter()
-        model = BernsteinFusion(degree=degree, random_state=0).fit(S, y)
+        model = BernsteinFusion(base=base, degree=degree, random_state=0).fit(S, y)
         fit = time.perf_counter() - t
         t = time.perf_counter()
         model.predict_proba(S)[:, 1].sum().compute()  # blockwise, nothing gathered
@@ -194,6 +205,8 @@ def main() -> None:
             "bernstein K=5 exact",
             "bernstein K=5 sketch",
             "bernstein cv sketch",
+            "default K=5",
+            "default",
             "lightgbm monotone",
             "logreg",
             "pygam monotone",
@@ -215,9 +228,12 @@ def main() -> None:
             rows.append((method, n, fit, pred, peak, note))
             print(f"  {method} n={n:.0e}: fit {fit:.3g}s predict {pred:.3g}s {note or ''}")
     for n in [int(v) for v in args.dask_n]:
-        fit, pred, peak, note = _run(_dask_cell, (n, int(args.dask_chunk), 5), args.timeout * 2)
-        rows.append(("bernstein K=5 dask, sketch 10k", n, fit, pred, peak, note))
-        print(f"  dask n={n:.0e}: fit {fit:.3g}s predict {pred:.3g}s {note}")
+        for base, label in ((None, "bernstein K=5 dask, sketch 10k"), ("auto", "default K=5 dask")):
+            fit, pred, peak, note = _run(
+                _dask_cell, (n, int(args.dask_chunk), 5, base), args.timeout * 2
+            )
+            rows.append((label, n, fit, pred, peak, note))
+            print(f"  {label} n={n:.0e}: fit {fit:.3g}s predict {pred:.3g}s {note}")
     print(f"load average at end: {os.getloadavg()}\n")
     ref = {n: fit for method, n, fit, *_ in rows if method == "bernstein K=5 sketch"}
     print(

@@ -12,7 +12,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -103,15 +103,7 @@ class QPSolver:
         SolverError
             Any other OSQP status (iteration or time limit, infeasible, non-convex, ...).
         """
-        import osqp
-
-        if self._solver is None:
-            self._solver = osqp.OSQP()
-            self._solver.setup(P, q, self.A, self.lower, self.upper, **self.settings)
-        else:
-            self._solver.update(Px=P.data, q=q)
-        result = self._solver.solve(raise_error=False)
-        self.last_iterations = int(result.info.iter)
+        result = self._run(P, q)
         status = str(result.info.status)
         finite = result.x is not None and bool(np.all(np.isfinite(result.x)))
         if status == "solved" and finite:
@@ -125,6 +117,22 @@ class QPSolver:
                 stacklevel=3,
             )
             return np.asarray(result.x, dtype=float), status
+        self._fail(status, result)
+
+    def _run(self, P: sp.csc_matrix, q: np.ndarray):
+        """OSQP's result for this ``P`` and ``q`` (set up on the first call, updated after)."""
+        import osqp
+
+        if self._solver is None:
+            self._solver = osqp.OSQP()
+            self._solver.setup(P, q, self.A, self.lower, self.upper, **self.settings)
+        else:
+            self._solver.update(Px=P.data, q=q)
+        result = self._solver.solve(raise_error=False)
+        self.last_iterations = int(result.info.iter)
+        return result
+
+    def _fail(self, status: str, result) -> NoReturn:
         raise SolverError(
             f"OSQP could not solve the {self.problem}: status '{status}' after "
             f"{result.info.iter} iterations.",

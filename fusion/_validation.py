@@ -282,7 +282,9 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
 _WEIGHT_BITS = 24
 
 
-def canonical_weights(w: np.ndarray) -> np.ndarray:
+def canonical_weights(
+    w: np.ndarray, low: float | None = None, high: float | None = None
+) -> np.ndarray:
     """Weights divided by their smallest positive value and rounded to 24 significant bits.
 
     Every statistic of a fit depends on the weights only through their proportions, but
@@ -293,13 +295,18 @@ def canonical_weights(w: np.ndarray) -> np.ndarray:
     vectors identical bit for bit, except for the rare weight within a few ulps of a rounding
     boundary. Equal weights become exactly 1 and small integer weights stay exactly
     themselves, so unweighted and frequency-weighted fits are unchanged.
+
+    ``low`` and ``high``: the smallest positive and the largest weight of the whole data,
+    for a block of it (a dask fit transforms every block as the in-memory fit would).
     """
     w = np.asarray(w, dtype=float)
     positive = w > 0
+    low = np.min(w[positive]) if low is None else low
+    high = np.max(w) if high is None else high
     with np.errstate(over="ignore"):
-        scaled = np.where(positive, w / np.min(w[positive]), 0.0)
-    if not np.all(np.isfinite(scaled)):  # a dynamic range beyond the float range
-        scaled = np.where(positive, w / np.max(w), 0.0)
+        scaled = np.where(positive, w / low, 0.0)
+        if not np.isfinite(high / low):  # a dynamic range beyond the float range
+            scaled = np.where(positive, w / high, 0.0)
     mantissa, exponent = np.frexp(scaled)
     return np.ldexp(np.round(np.ldexp(mantissa, _WEIGHT_BITS)), exponent - _WEIGHT_BITS)
 

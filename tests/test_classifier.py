@@ -20,7 +20,7 @@ from sklearn.model_selection import (
 )
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
@@ -319,7 +319,10 @@ def test_in_a_pipeline_and_cross_val_score(data):
         [("scale", StandardScaler()), ("fuse", FusionClassifier(two_bases(), degree=2))]
     )
     scores = cross_val_score(pipe, X, y, cv=3, scoring="neg_log_loss")
-    assert scores.shape == (3,) and np.all(-scores < 0.6)
+    reference = cross_val_score(
+        make_pipeline(StandardScaler(), LogisticRegression()), X, y, cv=3, scoring="neg_log_loss"
+    )
+    assert scores.shape == (3,) and np.all(-scores < -reference + 0.05)
     proba = pipe.fit(X, y).predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     # As an intermediate step: the next step is trained on the out-of-fold columns.
@@ -369,13 +372,13 @@ def test_n_jobs_gives_the_same_fit(data):
 def test_string_labels(data):
     X, y = data
     labels = np.array(["spam", "ham"])[y]  # "spam" is y == 0; sorted, "spam" is positive
-    clf = FusionClassifier(two_bases(), degree=2).fit(X, labels)
+    clf = FusionClassifier(two_bases(), degree=2, lam=1e-2).fit(X, labels)
     np.testing.assert_array_equal(clf.classes_, ["ham", "spam"])
     assert set(clf.predict(X)) == {"ham", "spam"}
     p_spam = clf.predict_proba(X)[:, 1]
     assert p_spam[labels == "spam"].mean() > p_spam[labels == "ham"].mean() + 0.2
     # Swapping which class is positive mirrors the fit.
-    by_int = FusionClassifier(two_bases(), degree=2).fit(X, y)
+    by_int = FusionClassifier(two_bases(), degree=2, lam=1e-2).fit(X, y)
     np.testing.assert_allclose(clf.predict_proba(X), by_int.predict_proba(X)[:, ::-1], atol=1e-6)
 
 

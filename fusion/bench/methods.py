@@ -56,10 +56,13 @@ METHOD_TABLE: tuple[MethodSpec, ...] = (
     # The paper's three, in the order of its Table 1.
     MethodSpec("mrmic", "MR-MIC", registry="mrmic"),
     MethodSpec("copula", "CopulaFusion", registry="copula"),
+    MethodSpec("bernstein", "BernsteinFusion (default)", registry="bernstein"),
+    # The paper's own Bernstein model: ranks only, degree by cross-validation.
     MethodSpec(
-        "bernstein",
-        "BernsteinFusion",
+        "bernstein_rank",
+        "BernsteinFusion (rank-only)",
         registry="bernstein",
+        params={"base": None},
         quick_params={"degree_grid": (1, 2, 3, 4, 5)},
     ),
     # One-dimensional calibrators on the mean normalized score.

@@ -1,10 +1,13 @@
-"""BernsteinFusion on dask collections: blockwise map-reduce, the QP solved on the client.
+"""BernsteinFusion on dask collections: blockwise map-reduce, the fit on the client.
 
-Fitting needs only per-column ECDF summaries and the sufficient statistics
-``Phi' W Phi``, ``Phi' W y``, which add over row blocks, so :func:`fit_dask` never gathers
-rows or forms the ``n x P`` design. Each pass is a ``dask.delayed`` map over the row blocks
-followed by a tree reduction (fan-in :data:`SPLIT_EVERY`); only the reduced result reaches the
-client, where the QP is solved (:class:`~fusion.bernstein.qp.MonotoneQP`). dask is imported
+Fitting needs only per-column ECDF summaries and sufficient statistics that add over row
+blocks, so :func:`fit_dask` never gathers rows or forms the ``n x P`` design: for the
+rank-only model (``base=None``) ``Phi' W Phi``, ``Phi' W y``; for the default model the cell
+sums of :mod:`fusion.bernstein.cells` (weights, positives, sums of ``u`` and ``z`` per
+occupied cell and fold). Each pass is a ``dask.delayed`` map over the row blocks followed by
+a tree reduction (fan-in :data:`SPLIT_EVERY`); only the reduced result reaches the client,
+where the QP (:class:`~fusion.bernstein.qp.MonotoneQP`) or the Newton fit
+(:mod:`fusion.bernstein.logistic`, the same code as in memory) runs. dask is imported
 lazily: the core package does not need it. The blocks are computed with dask's current
 scheduler, i.e. on the cluster of an active ``dask.distributed.Client``.
 
@@ -12,18 +15,22 @@ Passes over the data
 --------------------
 1. Validation (finite scores, numeric non-negative weights, labels, lengths of ``S``, ``y``
    and ``sample_weight`` blocks) with per-block label counts and weight sums, and one ECDF
-   summary per column (:mod:`fusion.bernstein.sketch`). With ``ecdf_knots=None`` the summary
+   summary per column (:mod:`fusion.ecdf.sketch`). With ``ecdf_knots=None`` the summary
    is the distinct values with their counts, merged exactly: the knots (all distinct training
    values of a column, two floats each) must fit in the client's memory, and reach the
    workers again in pass 3. With an int ``k`` every block sends at most ``8 k`` weighted
    values per column.
 2. Only for a sketched column that has more than ``k`` distinct values: exact counts below
    and at each knot (the sketch's values are exact mid-ECDF values at its knots).
-3. The sufficient statistics: ``GramStats`` per block (per block and fold for
-   ``degree="cv"``, all candidate degrees in the same pass), summed up the tree.
+3. The sufficient statistics, summed up the tree. Rank-only model: ``GramStats`` per block
+   (per block and fold for ``degree="cv"``, all candidate degrees in the same pass).
+   Default model: the cell sums per block (and fold, for cross-validation); they do not
+   depend on the degree or the penalty, so one pass serves the whole search.
 
-With the exact ECDF and a fixed degree the result equals the in-memory fit up to the
-summation order of the statistics.
+With the exact ECDF the result equals the in-memory fit on the same statistics up to their
+summation order: the rank-only model with a fixed degree, and the default model fitted in
+memory on cells (``bins`` an int, or ``"auto"`` from 100,000 rows on) with a fixed ``lam``
+and degree. With cross-validation the folds differ (below), so the chosen ``lam`` may too.
 
 Cross-validation folds
 ----------------------
@@ -38,13 +45,18 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import _encode_targets, _first_nonfinite
+from .._validation import (
+    DIRECTION_Z,
+    canonical_weights,
+    encode_binary_targets,
+    first_nonfinite,
+    resolve_increasing,
+    warn_reversed,
+)
 from ..ecdf import ECDFNormalizer, mid_distribution
 from ..ecdf.sketch import (
     choose_knots,
@@ -55,7 +67,9 @@ from ..ecdf.sketch import (
     mid_values,
 )
 from .basis import make_components
+from .cells import CellData, CellSums, block_sums, cell_edges, hash_folds, resolve_bins
 from .qp import GramStats, accumulate_gram
+from .scale import scores_scale
 
 __all__ = ["fit_dask", "predict_proba_dask", "predict_dask", "SPLIT_EVERY", "SUMMARY_FACTOR"]
 
@@ -182,7 +196,7 @@ def _block_scores(Sb, i: int, M: int) -> np.ndarray:
     if Sb.ndim != 2 or Sb.shape[1] != M:
         raise ValueError(f"block {i} of S has shape {Sb.shape}; expected (rows, {M}).")
     if not np.all(np.isfinite(Sb)):
-        raise ValueError(f"S must hold finite scores; found {_first_nonfinite(Sb)} of block {i}.")
+        raise ValueError(f"S must hold finite scores; found {first_nonfinite(Sb)} of block {i}.")
     return Sb
 
 
@@ -206,7 +220,10 @@ def _block_labels(yb, n: int, i: int) -> np.ndarray:
     return yb
 
 
-def _block_weights(wb, n: int, i: int) -> np.ndarray:
+def _block_weights(wb, n: int, i: int, scale=None) -> np.ndarray:
+    """Validated weights of block ``i``; with ``scale``, the global ``(smallest positive,
+    largest)`` weight, made canonical as in memory (:func:`fusion._validation.
+    canonical_weights`)."""
     if wb is None:
         return np.ones(n)
     wb = np.asarray(wb)
@@ -219,23 +236,72 @@ def _block_weights(wb, n: int, i: int) -> np.ndarray:
             "partitioned alike."
         )
     if not np.all(np.isfinite(wb)):
-        raise ValueError(
-            f"sample_weight must be finite; found {_first_nonfinite(wb)} of block {i}."
-        )
+        raise ValueError(f"sample_weight must be finite; found {first_nonfinite(wb)} of block {i}.")
     if np.any(wb < 0):
         r = int(np.flatnonzero(wb < 0)[0])
         raise ValueError(
             f"sample_weight must be non-negative; found {wb[r]} at row {r} of block {i}."
         )
-    return wb
+    return wb if scale is None else canonical_weights(wb, *scale)
 
 
-def _summarize_block(Sb, yb, wb, i: int, M: int, size: int | None) -> dict:
+def _weight_range(wb, i: int):
+    """Pass 0 (weighted fits): the smallest positive and the largest weight of a block."""
+    wb = _block_weights(wb, np.size(wb), i)
+    pos = wb[wb > 0]
+    return (float(pos.min()), float(wb.max())) if pos.size else (np.inf, 0.0)
+
+
+def _merge_ranges(parts: list) -> tuple[float, float]:
+    return min(p[0] for p in parts), max(p[1] for p in parts)
+
+
+def _reverse(Sb: np.ndarray, increasing, offsets) -> np.ndarray:
+    """The scores with the reversed columns (``increasing`` False) as ``offset - s``."""
+    if increasing is None or np.all(increasing):
+        return Sb
+    Sb = Sb.copy()
+    for j in np.flatnonzero(~np.asarray(increasing)):
+        Sb[:, j] = offsets[j] - Sb[:, j]
+    return Sb
+
+
+def _direction_block(Sb, yb, wb, M: int, ecdf, positive, scale) -> np.ndarray:
+    """Pass for ``increasing="auto"``: per column the weighted sums of ``u``, ``u^2`` and
+    ``u y``, and of ``1, y, y^2, w`` (rows: those sums, columns: the scores)."""
+    Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
+    y01 = (np.asarray(yb).reshape(-1) == positive).astype(float)
+    wb = _block_weights(wb, Sb.shape[0], -1, scale)
+    U = ecdf.transform(Sb)
+    one = np.ones(M)
+    return np.array(
+        [wb @ U, wb @ U**2, (wb * y01) @ U, one * wb.sum(), one * (wb @ y01), one * (wb @ wb)]
+    )
+
+
+def _sum_arrays(parts: list) -> np.ndarray:
+    return sum(parts[1:], parts[0])
+
+
+def _anti_alignment(sums: np.ndarray) -> np.ndarray:
+    """:func:`fusion._validation.anti_alignment_z` of every column from summed moments."""
+    su, su2, suy, W, sy, sw2 = sums
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu, my = su / W, sy / W
+        vu = su2 - W * mu * mu
+        vy = sy - W * my * my  # y^2 = y
+        cov = suy - W * mu * my
+        r = cov / np.sqrt(vu * vy)
+        z = r * np.sqrt(np.maximum(W * W / sw2 - 1.0, 0.0))
+    return np.where(np.isfinite(z), z, 0.0)
+
+
+def _summarize_block(Sb, yb, wb, i: int, M: int, size: int | None, scale=None) -> dict:
     """Pass 1: validate one block; label counts and weights; ECDF summary per column."""
     Sb = _block_scores(Sb, i, M)
     n = Sb.shape[0]
     yb = _block_labels(yb, n, i)
-    wb = _block_weights(wb, n, i)
+    wb = _block_weights(wb, n, i, scale)
     labels = {}
     if n:
         try:
@@ -269,10 +335,10 @@ def _merge_pass1(parts: list[dict], size: int | None) -> dict:
     }
 
 
-def _count_block(Sb, wb, i: int, M: int, knots: dict) -> dict:
+def _count_block(Sb, wb, i: int, M: int, knots: dict, scale=None) -> dict:
     """Pass 2: exact weights below and at the knots of the sketched columns."""
     Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
-    wb = np.ones(Sb.shape[0]) if wb is None else np.asarray(wb, dtype=float).reshape(-1)
+    wb = _block_weights(wb, Sb.shape[0], i, scale)
     return {j: counts_at_knots(Sb[:, j], q, wb) for j, q in knots.items()}
 
 
@@ -289,13 +355,13 @@ def _block_folds(y01: np.ndarray, cv: int, seed: int, i: int) -> np.ndarray:
     return fold
 
 
-def _gram_block(Sb, yb, wb, i: int, M: int, ecdf, positive, cands, components, cv, seed):
+def _gram_block(Sb, yb, wb, i: int, M: int, model, positive, cands, components, cv, seed):
     """Pass 3: GramStats of one block for every candidate (and fold, for CV)."""
-    Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
+    Sb = model.direct(np.asarray(Sb, dtype=float).reshape(-1, M))
     yb = np.asarray(yb).reshape(-1)
     y01 = (yb == positive).astype(float)
-    wb = np.ones(Sb.shape[0]) if wb is None else np.asarray(wb, dtype=float).reshape(-1)
-    U = ecdf.transform(Sb)
+    wb = _block_weights(wb, Sb.shape[0], i, model.weight_scale)
+    U = model.ecdf_.transform(Sb)
     if cv is None:
         return {d: accumulate_gram(U, y01, wb, d, components=components) for d in cands}
     fold = _block_folds(y01, cv, seed, i)
@@ -334,7 +400,7 @@ def _mid_from_counts(summary) -> np.ndarray:
 def fit_dask(est, S, y, sample_weight=None):
     """Fit ``est`` (a :class:`~fusion.BernsteinFusion`) on dask collections; returns ``est``."""
     dask, _ = _dask()
-    from .estimator import _as_degrees, _check_not_constant
+    from .estimator import _check_not_constant
 
     est._validate_params()
     if y is None:
@@ -353,13 +419,23 @@ def fit_dask(est, S, y, sample_weight=None):
     w_blocks = list(wa.to_delayed().ravel()) if wa is not None else [None] * len(S_blocks)
     B = len(S_blocks)
 
-    n_knots = est._resolved_knots(dask=True)
+    n_knots = est._dask_knots()
     size = None if n_knots is None else SUMMARY_FACTOR * n_knots
+
+    # Pass 0 (weighted fits): the weights' range, to make them canonical as in memory.
+    scale = None
+    if wa is not None:
+        rng = dask.delayed(_weight_range, pure=True)
+        (scale,) = dask.compute(
+            _tree_reduce([rng(wb, i) for i, wb in enumerate(w_blocks)], _merge_ranges)
+        )
+        if not scale[1] > 0:
+            raise ValueError("sample_weight sums to zero; at least one row needs positive weight.")
 
     # Pass 1: validation, labels, ECDF summaries.
     summarize = dask.delayed(_summarize_block, pure=True)
     parts = [
-        summarize(s, yb, wb, i, M, size)
+        summarize(s, yb, wb, i, M, size, scale)
         for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
     ]
     (res,) = dask.compute(_tree_reduce(parts, _merge_pass1, size))
@@ -368,7 +444,7 @@ def fit_dask(est, S, y, sample_weight=None):
         raise ValueError(f"at least 2 training rows are needed, got {n} sample.")
     labels = res["labels"]
     keys = list(labels)
-    classes, _ = _encode_targets(np.asarray(keys, dtype=ya.dtype), len(keys))
+    classes, _ = encode_binary_targets(np.asarray(keys, dtype=ya.dtype), len(keys))
     total_w = sum(labels.values())
     if not total_w > 0:
         raise ValueError("sample_weight sums to zero; at least one row needs positive weight.")
@@ -398,7 +474,7 @@ def fit_dask(est, S, y, sample_weight=None):
         (counts,) = dask.compute(
             _tree_reduce(
                 [
-                    count(s, wb, i, M, knots_d)
+                    count(s, wb, i, M, knots_d, scale)
                     for i, (s, wb) in enumerate(zip(S_blocks, w_blocks, strict=True))
                 ],
                 _sum_counts,
@@ -409,37 +485,83 @@ def fit_dask(est, S, y, sample_weight=None):
             bound = max(bound, max_gap(values[j]))
     ecdf = ECDFNormalizer.from_knots(knots, values)
 
-    # Pass 3: sufficient statistics, then the QP on the client.
-    components = make_components(est.structure, M)
-    if isinstance(est.degree, str):
-        if n < est.cv:
-            raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
-        n_train = n - (-(-n // est.cv)) - 2 * B  # largest fold: n / cv + 1 row per class, block
-        cands = est._candidates(M, max(n_train, 1), components)
-        rs = est.random_state
-        seed = int(rs) if isinstance(rs, Integral) else int(check_random_state(rs).randint(2**31))
-        cv = est.cv
-    else:
-        cands = [_as_degrees(est.degree, M, "degree")]
-        est._check_size(cands[0], n, components)
-        cv, seed = None, 0
-    gram = dask.delayed(_gram_block, pure=True)
-    ecdf_d = dask.delayed(ecdf, pure=True)
-    parts = [
-        gram(s, yb, wb, i, M, ecdf_d, classes[1], cands, components, cv, seed)
-        for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
-    ]
-    (stats,) = dask.compute(_tree_reduce(parts, _sum_stats))
-
     est.classes_ = classes
     est.n_features_in_ = M
     if names is not None and all(isinstance(c, str) for c in names):
         est.feature_names_in_ = np.asarray(names, dtype=object)
     else:
         est.__dict__.pop("feature_names_in_", None)
+    blocks = (S_blocks, y_blocks, w_blocks)
+    increasing, offsets = _directions(est, blocks, ecdf, knots, classes[1], scale)
+    if not increasing.all():  # the ECDF of offset - s, from that of s
+        for j in np.flatnonzero(~increasing):
+            knots[j] = offsets[j] - knots[j][::-1]
+            values[j] = 1.0 - values[j][::-1]
+        ecdf = ECDFNormalizer.from_knots(knots, values)
+    est.increasing_ = increasing
+    est.reversal_offset_ = offsets
+    positive = classes[1].item() if hasattr(classes[1], "item") else classes[1]
+    est.base_rate_ = float(labels[positive] / total_w)
     est.ecdf_ = ecdf
     est.ecdf_knots_ = n_knots
     est.ecdf_error_bound_ = bound
+    model = _FeatureModel(est, scale)
+    if est.base is None:
+        _fit_rank_only(est, blocks, model, classes, n, M, B)
+    else:
+        _fit_logistic(est, blocks, model, classes, n, M)
+    return est
+
+
+def _directions(est, blocks, ecdf, knots, positive, scale) -> tuple[np.ndarray, np.ndarray]:
+    """``increasing_`` and ``reversal_offset_`` as in memory (one more pass for "auto")."""
+    dask, _ = _dask()
+    M = len(knots)
+    wanted = resolve_increasing(est.increasing, M)
+    offsets = np.array([1.0 if k[0] >= 0.0 and k[-1] <= 1.0 else 0.0 for k in knots])
+    increasing = np.array([True if w is None else bool(w) for w in wanted])
+    auto = [j for j, w in enumerate(wanted) if w is None]
+    if auto:
+        f = dask.delayed(_direction_block, pure=True)
+        ecdf_d = dask.delayed(ecdf, pure=True)
+        parts = [
+            f(s, yb, wb, M, ecdf_d, positive, scale) for s, yb, wb in zip(*blocks, strict=True)
+        ]
+        (sums,) = dask.compute(_tree_reduce(parts, _sum_arrays))
+        z = _anti_alignment(sums)
+        flagged = [j for j in auto if z[j] < DIRECTION_Z]
+        if flagged:
+            increasing[flagged] = False
+            warn_reversed([est._column_name(j) for j in flagged], [float(z[j]) for j in flagged])
+    return increasing, offsets
+
+
+def _fit_rank_only(est, blocks, model, classes, n: int, M: int, B: int) -> None:
+    """Pass 3 of the rank-only model: sufficient statistics, then the QP on the client."""
+    dask, _ = _dask()
+    from .estimator import _as_degrees, _fold_seed
+
+    for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
+        setattr(est, name, None)
+    components = make_components(est._rank_only_structure(), M)
+    if isinstance(est.degree, str):  # "cv" or "auto"
+        if n < est.cv:
+            raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
+        n_train = n - (-(-n // est.cv)) - 2 * B  # largest fold: n / cv + 1 row per class, block
+        cands = est._candidates(M, max(n_train, 1), components)
+        seed = _fold_seed(est)
+        cv = est.cv
+    else:
+        cands = [_as_degrees(est.degree, M, "degree")]
+        est._check_size(cands[0], n, components)
+        cv, seed = None, 0
+    gram = dask.delayed(_gram_block, pure=True)
+    model_d = dask.delayed(model, pure=True)
+    parts = [
+        gram(s, yb, wb, i, M, model_d, classes[1], cands, components, cv, seed)
+        for i, (s, yb, wb) in enumerate(zip(*blocks, strict=True))
+    ]
+    (stats,) = dask.compute(_tree_reduce(parts, _sum_stats))
     if cv is None:
         est.__dict__.pop("cv_scores_", None)
         degrees, total = cands[0], stats[cands[0]]
@@ -447,7 +569,72 @@ def fit_dask(est, S, y, sample_weight=None):
         results = {d: est._cv_score(d, stats[d], components) for d in cands}
         degrees, total = est._pick(results)
     est._solve_final(degrees, total, components)
-    return est
+
+
+def _cell_block(Sb, yb, wb, i: int, M: int, model, positive, edges, cv, seed) -> CellSums:
+    """Pass 3 of the default model: the cell sums of one block (per fold for CV)."""
+    Sb = model.direct(np.asarray(Sb, dtype=float).reshape(-1, M))
+    yb = np.asarray(yb).reshape(-1)
+    y01 = (yb == positive).astype(float)
+    wb = _block_weights(wb, Sb.shape[0], i, model.weight_scale)
+    U = model.ecdf_.transform(Sb)
+    Z = model._features(U, Sb)
+    fold = None if cv is None else hash_folds(U, y01, cv, seed)
+    return block_sums(U, Z, y01, wb, edges, fold, 0 if cv is None else cv)
+
+
+def _merge_cells(parts: list[CellSums]) -> CellSums:
+    return CellSums.merge(parts)
+
+
+def _fit_logistic(est, blocks, model, classes, n: int, M: int) -> None:
+    """The default model: one pass for the cell sums, then the fit on the client."""
+    dask, _ = _dask()
+    from .estimator import _fold_seed
+
+    est._own_scale_setup()
+    candidates = est._candidates_logistic(M, n)
+    lams = est._lam_candidates(n)
+    bins = resolve_bins(est.bins, n, M, dask=True)
+    edges = cell_edges(*est._feature_range(M), bins)
+    search = len(candidates) > 1 or len(lams) > 1
+    if search and n < est.cv:
+        raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
+    cv, seed = (est.cv, _fold_seed(est)) if search else (None, 0)
+    model.set_scale(est)
+    model = dask.delayed(model, pure=True)
+    cell = dask.delayed(_cell_block, pure=True)
+    parts = [
+        cell(s, yb, wb, i, M, model, classes[1], edges, cv, seed)
+        for i, (s, yb, wb) in enumerate(zip(*blocks, strict=True))
+    ]
+    (sums,) = dask.compute(_tree_reduce(parts, _merge_cells))
+    data = CellData(sums, cv or 0, M)
+    est._fit_logistic_from(data, candidates, lams)
+
+
+class _FeatureModel:
+    """What the workers need of the model (plain data): the directions, the weights' range,
+    the ECDF and (default model) the scale constants of ``z``."""
+
+    def __init__(self, est, weight_scale):
+        self.increasing_ = est.increasing_
+        self.reversal_offset_ = est.reversal_offset_
+        self.weight_scale = weight_scale
+        self.ecdf_ = est.ecdf_
+
+    def set_scale(self, est) -> None:
+        self.base_ = est.base_
+        self.base_shift_ = est.base_shift_
+        self.base_scale_ = est.base_scale_
+
+    def direct(self, Sb: np.ndarray) -> np.ndarray:
+        return _reverse(Sb, self.increasing_, self.reversal_offset_)
+
+    def _features(self, U, S):
+        lo = np.array([k[0] for k in self.ecdf_.knots_])
+        hi = np.array([k[-1] for k in self.ecdf_.knots_])
+        return scores_scale(S, lo, hi, self.base_, self.base_shift_, self.base_scale_)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -457,8 +644,8 @@ def fit_dask(est, S, y, sample_weight=None):
 def _proba_block(Sb, model, block_id=None):
     i = block_id[0] if block_id else "?"
     Sb = _block_scores(Sb, i, model.n_features_in_)
-    p = np.clip(np.asarray(model._calibrate(model.ecdf_.transform(Sb)), dtype=float), 0.0, 1.0)
-    return np.column_stack([1.0 - p, p])
+    Sb = model._apply_direction(Sb)
+    return model._proba_normalized(model.ecdf_.transform(Sb), Sb)
 
 
 def _label_block(p, classes):

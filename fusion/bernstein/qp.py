@@ -1,4 +1,5 @@
-"""The monotone least-squares QP of BernsteinFusion (Wang & Liu 2020, QP (13), any M).
+"""The monotone least-squares QP of BernsteinFusion (Wang & Liu 2020, QP (13), any M), and
+the QP boundary of the default model's Newton steps (:class:`StepQPSolver`).
 
 The objective only needs the sufficient statistics ``G = Phi' W Phi``, ``b = Phi' W y`` and
 ``yy = y' W y``, which add over row blocks, so they are accumulated in chunks: memory is
@@ -20,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
-from .._base import QPSolver, one_blas_thread
+from .._solver import QPSolver, one_blas_thread
 from .basis import (
     DEFAULT_CHUNK_ELEMENTS,
     _design_rows,
@@ -40,6 +41,7 @@ __all__ = [
     "solve_monotone_qp",
     "project_monotone",
     "heldout_sse",
+    "StepQPSolver",
 ]
 
 
@@ -107,11 +109,16 @@ SMALL_P = 256
 
 
 @lru_cache(maxsize=64)
-def monotone_constraints(shape: tuple[int, ...]) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
+def monotone_constraints(
+    shape: tuple[int, ...], box: bool = True
+) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
     """Rows ``beta[.., k+1, ..] - beta[.., k, ..] >= 0`` along each axis, then ``0 <= beta <= 1``.
 
     Returns ``(A, lower, upper)`` for ``lower <= A beta <= upper`` with ``beta`` flattened in
-    C order. Cached per shape (callers must not modify the arrays).
+    C order; the difference rows come first, axis after axis. ``box=False`` leaves out the
+    ``0 <= beta <= 1`` rows (unbounded monotone coefficients, as in the logistic model of
+    :mod:`fusion.bernstein.logistic`). Cached per arguments (callers must not modify the
+    arrays).
     """
     shape = tuple(int(s) for s in shape)
     P = int(np.prod(shape))
@@ -120,12 +127,13 @@ def monotone_constraints(shape: tuple[int, ...]) -> tuple[sp.csc_matrix, np.ndar
     hi = [np.take(idx, np.arange(1, s), axis=a).ravel() for a, s in enumerate(shape)]
     lo, hi = np.concatenate(lo), np.concatenate(hi)
     n_diff = lo.shape[0]
-    rows = np.concatenate([np.arange(n_diff), np.arange(n_diff), n_diff + np.arange(P)])
-    cols = np.concatenate([lo, hi, np.arange(P)])
-    vals = np.concatenate([-np.ones(n_diff), np.ones(n_diff), np.ones(P)])
-    A = sp.csc_matrix((vals, (rows, cols)), shape=(n_diff + P, P))
-    lower = np.zeros(n_diff + P)
-    upper = np.concatenate([np.full(n_diff, np.inf), np.ones(P)])
+    n_box = P if box else 0
+    rows = np.concatenate([np.arange(n_diff), np.arange(n_diff), n_diff + np.arange(n_box)])
+    cols = np.concatenate([lo, hi, np.arange(n_box)])
+    vals = np.concatenate([-np.ones(n_diff), np.ones(n_diff), np.ones(n_box)])
+    A = sp.csc_matrix((vals, (rows, cols)), shape=(n_diff + n_box, P))
+    lower = np.zeros(n_diff + n_box)
+    upper = np.concatenate([np.full(n_diff, np.inf), np.ones(n_box)])
     return A, lower, upper
 
 
@@ -304,3 +312,39 @@ class StructuredQP:
     def last_iterations(self) -> int:
         """OSQP's iteration count of the most recent :meth:`solve`."""
         return self._qp.last_iterations
+
+
+class StepQPSolver(QPSolver):
+    """A :class:`QPSolver` whose constraint bounds may change between solves.
+
+    Newton steps of :mod:`fusion.bernstein.logistic` solve for the step ``d`` from a feasible
+    ``x``: the constraints ``lower <= A (x + d) <= upper`` become ``lower - A x <= A d <=
+    upper - A x``, the same matrix with new bounds. Formulated in ``d`` rather than in
+    ``x + d``, OSQP's relative tolerances scale with the step and the gradient, which both
+    vanish at the optimum, so the steps stay accurate to the end.
+    """
+
+    #: Statuses after which OSQP's last iterate is still used as a step direction: Newton's
+    #: projection and line search keep every iterate feasible and decreasing, and the
+    #: Newton decrement, not the QP, decides convergence.
+    INEXACT = ("solved inaccurate", "maximum iterations reached")
+
+    def solve(self, P, q, lower=None, upper=None) -> tuple[np.ndarray, str]:
+        """Solve with this ``P``, ``q`` and (when given) new bounds; see :meth:`QPSolver.solve`.
+
+        Unlike :meth:`QPSolver.solve`, an inexact step (iteration limit or "solved
+        inaccurate") is returned without a warning and counted in ``inexact_steps``.
+        """
+        if lower is not None:
+            self.lower = np.asarray(lower, dtype=float)
+            self.upper = np.asarray(upper, dtype=float)
+            if self._solver is not None:
+                self._solver.update(l=self.lower, u=self.upper)
+        result = self._run(P, q)
+        status = str(result.info.status)
+        finite = result.x is not None and bool(np.all(np.isfinite(result.x)))
+        if finite and (status == "solved" or status in self.INEXACT):
+            if status != "solved":
+                self.inexact_steps = getattr(self, "inexact_steps", 0) + 1
+            return np.asarray(result.x, dtype=float), status
+        self._fail(status, result)

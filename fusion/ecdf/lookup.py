@@ -30,9 +30,21 @@ def interp_segments(
     lo, hi = values[i], values[i + 1]
     t = _fraction(x, knots[i], knots[i + 1])
     np.clip(t, 0.0, 1.0, out=t)
-    # t == 1 gives hi exactly (lo + (hi - lo) may round below hi), so a training score maps to
-    # its knot value bit for bit, as fit_transform computes it.
-    return np.where(t < 1.0, np.minimum(lo + (hi - lo) * t, hi), hi)
+    with np.errstate(invalid="ignore", over="ignore"):
+        step = hi - lo
+        mid = lo + step * t
+        wide = ~np.isfinite(step)
+        if wide.any():
+            # infinite values (an inverse ECDF of inf scores) or a span beyond the float
+            # range: the weighted mean form, the infinite end inside its segment
+            alt = lo * (1.0 - t) + hi * t
+            alt = np.where(np.isposinf(hi) & (t > 0.0), np.inf, alt)
+            alt = np.where(np.isneginf(lo) & (t < 1.0), -np.inf, alt)
+            mid = np.where(wide, alt, mid)
+        # t == 1 gives hi exactly (lo + (hi - lo) may round below hi), so a training score
+        # maps to its knot value bit for bit, as fit_transform computes it; t == 0 gives lo.
+        out = np.where(t < 1.0, np.minimum(mid, hi), hi)
+    return np.where(t > 0.0, out, lo)
 
 
 def _fraction(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

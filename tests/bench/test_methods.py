@@ -57,11 +57,13 @@ def test_unknown_method_is_a_value_error():
 
 def test_build_sets_random_state_and_quick_grids_only_where_accepted():
     spec = {m.key: m for m in bm.METHOD_TABLE}
-    est = bm.build(spec["bernstein"], BernsteinFusion, random_state=7, quick=True)
+    est = bm.build(spec["bernstein_rank"], BernsteinFusion, random_state=7, quick=True)
     assert est.random_state == 7 and tuple(est.degree_grid) == (1, 2, 3, 4, 5)
-    assert est.degree == "cv"  # the estimator's own CV default is kept
-    full = bm.build(spec["bernstein"], BernsteinFusion, random_state=7, quick=False)
+    assert est.base is None and est.degree == "auto"  # the estimator's own default is kept
+    full = bm.build(spec["bernstein_rank"], BernsteinFusion, random_state=7, quick=False)
     assert full.degree_grid is None
+    default = bm.build(spec["bernstein"], BernsteinFusion, random_state=7, quick=True)
+    assert default.get_params() == BernsteinFusion(random_state=7).get_params()
     iso = bm.build(spec["isotonic"], IsotonicMean, random_state=7, quick=True)
     assert iso.get_params() == {}
     lr = bm.build(spec["logistic"], LogisticStacking, random_state=1, quick=True)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from fusion import BernsteinFusion, ECDFNormalizer
+from fusion.bernstein.cells import auto_bins
 
 from ..conftest import simulate
 
@@ -38,8 +39,8 @@ def _dask(*arrays):
 def test_exact_dask_fit_equals_in_memory_fit(client, data):
     S, y, w = data
     Sd, yd, wd = _dask(S, y, w)
-    ref = BernsteinFusion(degree=4).fit(S, y, sample_weight=w)
-    model = BernsteinFusion(degree=4, ecdf_knots=None).fit(Sd, yd, sample_weight=wd)
+    ref = BernsteinFusion(base=None, degree=4).fit(S, y, sample_weight=w)
+    model = BernsteinFusion(base=None, degree=4, ecdf_knots=None).fit(Sd, yd, sample_weight=wd)
     assert model.ecdf_knots_ is None and model.ecdf_error_bound_ == 0.0
     got, want = model.ecdf_, ref.ecdf_
     for a, b in zip(got.knots_ + got.values_, want.knots_ + want.values_, strict=True):
@@ -56,8 +57,8 @@ def test_dataframe_input_feature_names_and_string_labels(client, data):
     frame = pd.DataFrame(S, columns=["net_a", "net_b"])
     df = dd.from_pandas(frame, npartitions=5)
     ys = dd.from_pandas(pd.Series(labels), npartitions=5)
-    model = BernsteinFusion(degree=3, ecdf_knots=None).fit(df, ys)
-    ref = BernsteinFusion(degree=3).fit(frame, labels)
+    model = BernsteinFusion(degree=3, lam=1e-3, bins=16, ecdf_knots=None).fit(df, ys)
+    ref = BernsteinFusion(degree=3, lam=1e-3, bins=16).fit(frame, labels)
     assert list(model.feature_names_in_) == ["net_a", "net_b"]
     assert list(model.classes_) == ["neg", "pos"]
     np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6, rtol=0)
@@ -82,12 +83,12 @@ def test_sketched_fit_within_its_ecdf_bound_and_close_to_exact(client, data):
     S, y, _ = data
     Sd, yd = _dask(S, y)
     k = 400
-    model = BernsteinFusion(degree=4, ecdf_knots=k).fit(Sd, yd)
-    exact = BernsteinFusion(degree=4, ecdf_knots=None).fit(Sd, yd)
+    model = BernsteinFusion(base=None, degree=4, ecdf_knots=k).fit(Sd, yd)
+    exact = BernsteinFusion(base=None, degree=4, ecdf_knots=None).fit(Sd, yd)
     bound = model.ecdf_error_bound_
     n, blocks = S.shape[0], -(-S.shape[0] // CHUNK)
     depth = int(np.ceil(np.log(blocks) / np.log(8))) + 1  # compressions along a merge path
-    # the a-priori bound of fusion.bernstein.sketch for continuous scores
+    # the a-priori bound of fusion.ecdf.sketch for continuous scores
     assert 0 < bound <= 1 / (k - 1) + 2 * depth / (8 * k) + 1 / n
     assert all(q.shape[0] <= k for q in model.ecdf_.knots_)
     # the a-posteriori bound holds against the exact normalizer everywhere
@@ -110,18 +111,19 @@ def test_cross_validation_on_dask(client, data):
     S, y, _ = data
     Sd, yd = _dask(S, y)
     grid = [1, 2, 3, 5]
-    model = BernsteinFusion(degree_grid=grid, cv=4, random_state=0, ecdf_knots=None).fit(Sd, yd)
-    ref = BernsteinFusion(degree_grid=grid, cv=4, random_state=0).fit(S, y)
+    kw = dict(base=None, degree_grid=grid, cv=4, random_state=0)
+    model = BernsteinFusion(**kw, ecdf_knots=None).fit(Sd, yd)
+    ref = BernsteinFusion(**kw).fit(S, y)
     assert list(model.cv_scores_) == list(ref.cv_scores_)
     # different (blockwise) folds, same data: the held-out Brier scores agree closely
     for d in ref.cv_scores_:
         assert model.cv_scores_[d] == pytest.approx(ref.cv_scores_[d], abs=2e-3)
     assert model.degree_ == min(model.cv_scores_, key=model.cv_scores_.get)
     # the final model is the fixed-degree fit at the chosen degree (totals reused)
-    fixed = BernsteinFusion(degree=model.degree_, ecdf_knots=None).fit(Sd, yd)
+    fixed = BernsteinFusion(base=None, degree=model.degree_, ecdf_knots=None).fit(Sd, yd)
     np.testing.assert_allclose(model.coef_, fixed.coef_, atol=1e-6, rtol=0)
     # same random_state, same folds
-    again = BernsteinFusion(degree_grid=grid, cv=4, random_state=0, ecdf_knots=None).fit(Sd, yd)
+    again = BernsteinFusion(**kw, ecdf_knots=None).fit(Sd, yd)
     assert again.cv_scores_ == model.cv_scores_
 
 
@@ -141,13 +143,13 @@ def test_mixed_in_memory_and_dask_inputs(client, data):
     S, y, _ = data
     (Sd,) = _dask(S)
     (yd,) = _dask(y)
-    ref = BernsteinFusion(degree=2).fit(S, y)
-    a = BernsteinFusion(degree=2, ecdf_knots=None).fit(Sd, y)  # labels cut like S's blocks
-    b = BernsteinFusion(degree=2).fit(S, yd)  # S in memory: labels are gathered
+    ref = BernsteinFusion(base=None, degree=2).fit(S, y)
+    a = BernsteinFusion(base=None, degree=2, ecdf_knots=None).fit(Sd, y)  # labels cut like S
+    b = BernsteinFusion(base=None, degree=2).fit(S, yd)  # S in memory: labels are gathered
     np.testing.assert_allclose(a.coef_, ref.coef_, atol=1e-6, rtol=0)
     np.testing.assert_allclose(b.coef_, ref.coef_, atol=1e-6, rtol=0)
     # y chunked differently from S is rechunked
-    c = BernsteinFusion(degree=2, ecdf_knots=None).fit(Sd, da.from_array(y, chunks=3001))
+    c = BernsteinFusion(base=None, degree=2, ecdf_knots=None).fit(Sd, da.from_array(y, chunks=3001))
     np.testing.assert_allclose(c.coef_, ref.coef_, atol=1e-6, rtol=0)
 
 
@@ -191,7 +193,41 @@ def test_structured_model_on_dask_equals_in_memory(client):
     y = (rng.random(6000) < 1 / (1 + np.exp(-S.sum(1) / 2))).astype(int)
     Sd, yd = _dask(S, y)
     for structure in ("additive", "pairwise"):
-        ref = BernsteinFusion(degree=3, structure=structure).fit(S, y)
-        model = BernsteinFusion(degree=3, structure=structure, ecdf_knots=None).fit(Sd, yd)
+        ref = BernsteinFusion(base=None, degree=3, structure=structure).fit(S, y)
+        model = BernsteinFusion(base=None, degree=3, structure=structure, ecdf_knots=None).fit(
+            Sd, yd
+        )
         assert model.components_ == ref.components_
         np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6, rtol=0)
+
+
+def test_default_model_on_dask_equals_in_memory_fit_on_the_same_cells(client, data):
+    S, y, w = data
+    Sd, yd, wd = _dask(S, y, w)
+    for kw in (dict(degree=5, lam=1e-3), dict(degree=2, lam=float("inf"))):
+        ref = BernsteinFusion(**kw, bins=16).fit(S, y, sample_weight=w)
+        model = BernsteinFusion(**kw, bins=16, ecdf_knots=None).fit(Sd, yd, sample_weight=wd)
+        assert model.n_cells_ == ref.n_cells_ > 0
+        np.testing.assert_allclose(model.base_coef_, ref.base_coef_, atol=1e-7)
+        np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6)
+        p = model.predict_proba(Sd).compute()
+        np.testing.assert_allclose(p, ref.predict_proba(S), rtol=0, atol=1e-7)
+        # and close to the fit on the rows themselves
+        rows = BernsteinFusion(**kw, bins=None).fit(S, y, sample_weight=w)
+        assert np.max(np.abs(p - rows.predict_proba(S))) < 5e-3
+
+
+def test_default_model_cross_validation_on_dask_equals_in_memory(client, data):
+    # the cells' folds come from a hash of each row, not from its position or block
+    S, y, _ = data
+    Sd, yd = _dask(S, y)
+    model = BernsteinFusion(ecdf_knots=None).fit(Sd, yd)
+    ref = BernsteinFusion(bins=auto_bins(2)).fit(S, y)  # the same cells, in memory
+    assert model.n_cells_ == ref.n_cells_ > 0
+    assert model.lam_ == ref.lam_ and list(model.cv_scores_) == list(ref.cv_scores_)
+    for key, value in ref.cv_scores_.items():
+        assert model.cv_scores_[key] == pytest.approx(value, rel=1e-9)
+    p = model.predict_proba(Sd).compute()
+    np.testing.assert_allclose(p, ref.predict_proba(S), rtol=0, atol=1e-4)
+    again = BernsteinFusion(ecdf_knots=None).fit(Sd, yd)
+    assert again.cv_scores_ == model.cv_scores_

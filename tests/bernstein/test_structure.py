@@ -70,7 +70,7 @@ def test_fit_is_monotone_and_bounded_on_the_whole_cube(M, degree, structure, see
     S, y, _ = _scores(600, M, seed)
     if flip:  # labels decreasing in the scores push every constraint to bind
         y = 1 - y
-    model = BernsteinFusion(degree=degree, structure=structure).fit(S, y)
+    model = BernsteinFusion(base=None, degree=degree, structure=structure).fit(S, y)
     rng = np.random.default_rng(seed)
     U = rng.random((400, M))
     corners = np.array([[(c >> m) & 1 for m in range(M)] for c in range(2**M)], dtype=float)
@@ -138,7 +138,7 @@ def test_projection_makes_any_vector_feasible():
 def test_pairwise_with_two_scores_is_the_tensor_and_additive_fits_additive_truth():
     S, y, _ = _scores(4000, 2, seed=5)
     a = BernsteinFusion(degree=3, structure="pairwise").fit(S, y)
-    b = BernsteinFusion(degree=3).fit(S, y)
+    b = BernsteinFusion(degree=3, structure="tensor").fit(S, y)
     assert a.coef_.shape == (4, 4) and a.components_ == ((0, 1),)
     np.testing.assert_allclose(a.coef_, b.coef_)
     # an additive truth: both structures contain it
@@ -146,8 +146,8 @@ def test_pairwise_with_two_scores_is_the_tensor_and_additive_fits_additive_truth
     S = rng.normal(size=(30_000, 5)) + 0.6 * rng.normal(size=(30_000, 1))
     p = 0.1 + 0.8 * ndtr(S).mean(1)
     y = (rng.random(S.shape[0]) < p).astype(int)
-    add = BernsteinFusion(degree=4, structure="additive").fit(S, y)
-    pair = BernsteinFusion(degree=3, structure="pairwise").fit(S, y)
+    add = BernsteinFusion(base=None, degree=4, structure="additive").fit(S, y)
+    pair = BernsteinFusion(base=None, degree=3, structure="pairwise").fit(S, y)
     assert add.coef_.shape == (25,) and pair.coef_.shape == (160,)
     for model in (add, pair):
         err = np.sqrt(np.mean((model.predict_proba(S)[:, 1] - p) ** 2))
@@ -156,7 +156,9 @@ def test_pairwise_with_two_scores_is_the_tensor_and_additive_fits_additive_truth
 
 def test_structure_with_cv_and_size_hint():
     S, y, _ = _scores(3000, 4, seed=7)
-    model = BernsteinFusion(structure="pairwise", degree_grid=[1, 2, 3], random_state=0).fit(S, y)
+    model = BernsteinFusion(
+        base=None, structure="pairwise", degree_grid=[1, 2, 3], random_state=0
+    ).fit(S, y)
     assert list(model.cv_scores_) == [(1,) * 4, (2,) * 4, (3,) * 4]
     with pytest.raises(ValueError, match="structure='additive'"):
-        BernsteinFusion(degree=6, max_coefficients=1000).fit(S, y)
+        BernsteinFusion(base=None, degree=6, max_coefficients=1000).fit(S, y)

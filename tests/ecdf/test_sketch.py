@@ -103,8 +103,8 @@ def test_compressed_summaries_keep_ranks_and_extremes():
 
 def test_in_memory_ecdf_knots_option():
     S, y, _ = simulate(4000, seed=4)
-    exact = BernsteinFusion(degree=3).fit(S, y)
-    sk = BernsteinFusion(degree=3, ecdf_knots=300).fit(S, y)
+    exact = BernsteinFusion(base=None, degree=3).fit(S, y)
+    sk = BernsteinFusion(base=None, degree=3, ecdf_knots=300).fit(S, y)
     assert exact.ecdf_knots_ is None and exact.ecdf_error_bound_ == 0.0
     assert sk.ecdf_knots_ == 300 and 0 < sk.ecdf_error_bound_ <= 1 / 299 + 1 / 4000
     assert all(k.shape[0] <= 300 for k in sk.ecdf_.knots_)
@@ -112,7 +112,7 @@ def test_in_memory_ecdf_knots_option():
     diff = np.abs(sk.predict_proba(S)[:, 1] - exact.predict_proba(S)[:, 1])
     assert diff.max() <= 2 * 2 * 3 * sk.ecdf_error_bound_
     # enough knots for every distinct value: the exact ECDF
-    same = BernsteinFusion(degree=3, ecdf_knots=10_000).fit(S, y)
+    same = BernsteinFusion(base=None, degree=3, ecdf_knots=10_000).fit(S, y)
     assert same.ecdf_error_bound_ == 0.0
     np.testing.assert_allclose(same.coef_, exact.coef_, atol=1e-9)
     with pytest.raises(ValueError, match="constant"):

@@ -3,6 +3,7 @@ names it, and altered fitted arrays never load as a different model."""
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import zipfile
@@ -14,7 +15,7 @@ import pytest
 import fusion
 from fusion.persistence import FORMAT_VERSION, PersistenceError
 
-from ._helpers import SAVEABLE_NAMES, archive, fitted, load_fails, write
+from ._helpers import SAVEABLE_NAMES, archive, fitted, load_fails, members, scores, write
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -156,7 +157,7 @@ def test_load_refuses_invalid_parameter_value(tmp_path):
 
 def test_load_refuses_non_standard_json(tmp_path):
     meta, arrays = archive("bernstein")
-    text = json.dumps(meta).replace('"random_state": null', '"random_state": NaN')
+    text = json.dumps(meta).replace('"lam_grid": null', '"lam_grid": NaN')
     load_fails(write(tmp_path / "m.fusion", meta, arrays, meta_text=text), r"token NaN")
     text = json.dumps(meta).replace('"cv": 5', '"cv": 5, "cv": 6')
     load_fails(write(tmp_path / "m.fusion", meta, arrays, meta_text=text), r"repeats a key")
@@ -262,9 +263,17 @@ def test_altered_method_arrays_never_load_as_a_different_model(name, edit, tmp_p
 
 @pytest.mark.parametrize("edit", list(_ARRAY_EDITS))
 def test_altered_bernstein_coefficients_are_refused(edit, tmp_path):
-    # coef_ is what BernsteinFusion predicts with: every alteration must be caught.
-    meta, arrays = archive("bernstein")
+    # coef_ is what BernsteinFusion predicts with: every alteration must be caught (a tensor
+    # with a small penalty, so that no edit leaves the coefficients as they were).
+    S, y = scores(200, seed=5)
+    buf = io.BytesIO()
+    fusion.BernsteinFusion(degree=2, lam=1e-3, structure="tensor").fit(S, y).save(buf)
+    meta_bytes, npz_bytes = members(buf.getvalue())
+    meta = json.loads(meta_bytes)
+    with np.load(io.BytesIO(npz_bytes)) as npz:
+        arrays = {k: npz[k] for k in npz.files}
     key = meta["attributes"]["coef_"]["__ndarray__"]
+    assert not np.array_equal(_ARRAY_EDITS[edit](arrays[key]), arrays[key])
     arrays[key] = _ARRAY_EDITS[edit](arrays[key])
     load_fails(write(tmp_path / "m.fusion", meta, arrays), r"invalid fusion model file")
 

@@ -17,8 +17,9 @@ METHOD_NAMES = sorted(fusion.METHODS)
 
 #: Small but adequate models for ordinary data (n of 40-200 rows, M = 2 or 3).
 FAST_PARAMS: dict[str, dict] = {
-    # 9 (M = 2) or 27 (M = 3) coefficients: fast, yet flexible enough to be non-trivial.
-    "bernstein": {"degree": 2},
+    # 9 (M = 2) or 27 (M = 3) coefficients and one penalty (no CV): fast, yet flexible
+    # enough to be non-trivial.
+    "bernstein": {"degree": 2, "lam": 1e-2},
     # One fixed lambda instead of 5-fold CV over 5 candidates (25 extra QP solves).
     "mrmic": {"lam": 1e-3},
     # One SDP solve (degree 4, no l1 bound) instead of CV over 7 x 13 candidates.
@@ -62,11 +63,22 @@ PARAM_GRIDS: dict[str, dict] = {
     "enir": {"combine": ["mean", "logistic"]},
 }
 
+#: Configurations that depend on the scores only through their ranks, for the invariance
+#: tests (a method missing here is rank-only with FAST_PARAMS). BernsteinFusion's default
+#: model uses the scores' own scale as well; base=None is its rank-only model.
+RANK_ONLY_PARAMS: dict[str, dict] = {
+    "bernstein": {"degree": 2, "base": None},
+}
+
 #: (parameters, message fragment): a model with more coefficients than the 12 training rows of
 #: the "fewer samples than coefficients" test. Methods without an entry must either fit those
 #: 12 rows or raise a ValueError.
 OVERPARAMETRIZED: dict[str, tuple[dict, str]] = {
-    "bernstein": ({"degree": 3}, "16 coefficients but there are only 12 training rows"),
+    # the rank-only model; the default model is penalized and fits any number of rows
+    "bernstein": (
+        {"degree": 3, "base": None},
+        "16 coefficients but there are only 12 training rows",
+    ),
 }
 
 

@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import fusion
 
-from ._methods import METHOD_NAMES, PARAM_GRIDS, SKLEARN_PARAMS, make, scores
+from ._methods import METHOD_NAMES, PARAM_GRIDS, RANK_ONLY_PARAMS, SKLEARN_PARAMS, make, scores
 
 #: Checks a given method cannot pass, each with the reason (scikit-learn's own mechanism:
 #: parametrize_with_checks(expected_failed_checks=...), strict, so a stale entry fails too).
@@ -83,9 +83,10 @@ def test_pipeline_with_increasing_preprocessing(name):
     # standard scaler, then arctan) must leave the predictions unchanged.
     S, y = scores(80, seed=4)
     S = np.round(S, 3)  # well-separated values: the scaler cannot merge two of them
-    pipe = make_pipeline(StandardScaler(), FunctionTransformer(np.arctan), make(name))
+    params = RANK_ONLY_PARAMS.get(name, {})
+    pipe = make_pipeline(StandardScaler(), FunctionTransformer(np.arctan), make(name, **params))
     pipe.fit(S, y)
-    alone = make(name).fit(S, y)
+    alone = make(name, **params).fit(S, y)
     np.testing.assert_array_equal(pipe.predict_proba(S), alone.predict_proba(S))
     np.testing.assert_array_equal(pipe.classes_, alone.classes_)
 

@@ -30,9 +30,10 @@ def test_solver_error_is_a_runtime_error_with_status():
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("degree", [3, "cv"])
 def test_bernstein_iteration_limit_raises(degree):
-    # One OSQP iteration cannot reach even the inaccurate tolerances: an error, not a model.
+    # One OSQP iteration cannot reach even the inaccurate tolerances: an error, not a model
+    # (the rank-only model's single QP; the default model's Newton steps are next).
     S, y = scores(200)
-    est = fusion.BernsteinFusion(degree=degree, degree_grid=(1, 2), cv=3, max_iter=1)
+    est = fusion.BernsteinFusion(base=None, degree=degree, degree_grid=(1, 2), cv=3, max_iter=1)
     with pytest.raises(SolverError, match=r"status 'maximum iterations reached' after 1 it") as ei:
         est.fit(S, y)
     assert ei.value.status == "maximum iterations reached"
@@ -41,9 +42,27 @@ def test_bernstein_iteration_limit_raises(degree):
         est.predict_proba(S)
 
 
+@pytest.mark.filterwarnings("error")
+def test_default_model_iteration_limit_warns_and_stays_monotone():
+    # Newton steps whose QP stopped at the iteration limit are projected onto the
+    # constraints and line-searched: a feasible model, with a SolverWarning naming max_iter.
+    S, y = scores(200)
+    est = fusion.BernsteinFusion(degree=3, lam=1e-3, structure="tensor", max_iter=1)
+    with pytest.warns(SolverWarning, match=r"inexact steps.*max_iter=1"):
+        est.fit(S, y)
+    assert est.solver_status_ == "newton: inexact steps"
+    assert np.all(est.base_coef_ >= 0)
+    for axis in range(est.coef_.ndim):
+        assert np.all(np.diff(est.coef_, axis=axis) >= 0)
+    G = np.linspace(-4, 4, 60)
+    P = est.predict_proba(np.column_stack([np.repeat(G, 60), np.tile(G, 60)]))[:, 1]
+    P = P.reshape(60, 60)
+    assert np.all(np.diff(P, axis=0) >= 0) and np.all(np.diff(P, axis=1) >= 0)
+
+
 def test_failed_refit_keeps_the_previous_model():
     S, y = scores(200)
-    est = fusion.BernsteinFusion(degree=3).fit(S, y)
+    est = fusion.BernsteinFusion(base=None, degree=3).fit(S, y)
     before = est.predict_proba(S)
     est.set_params(max_iter=1)
     with pytest.raises(SolverError):
@@ -54,7 +73,7 @@ def test_failed_refit_keeps_the_previous_model():
 def test_bernstein_inaccurate_solution_warns_and_stays_feasible():
     # Loose tolerances and a short iteration budget: OSQP stops at "solved inaccurate".
     S, y = scores(200)
-    est = fusion.BernsteinFusion(degree=3, max_iter=10, eps_abs=1e-3, eps_rel=1e-3)
+    est = fusion.BernsteinFusion(base=None, degree=3, max_iter=10, eps_abs=1e-3, eps_rel=1e-3)
     with pytest.warns(SolverWarning, match=r"solved inaccurate.*Raise max_iter"):
         est.fit(S, y)
     assert est.solver_status_ == "solved inaccurate"

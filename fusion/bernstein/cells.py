@@ -1,0 +1,310 @@
+"""Rows, or fine cells of aggregated rows, as the data of the default model's fit.
+
+Cells
+-----
+Every score axis ``m`` is cut at the ``bins - 1`` interior quantiles ``u_m = k / bins`` and at
+``bins - 1`` equally spaced values of the standardized feature ``z_m`` over its training
+range. ``z_m`` is non-decreasing in ``u_m``, so the two sets of cuts interleave into one
+partition of the axis into at most ``2 bins - 1`` intervals, each narrow in both ``u`` (where
+the data are) and ``z`` (in the tails, where a quantile bin of a logit spans many units);
+the index of a row's interval is the number of cuts of either kind below it. A *cell* is a
+tuple of intervals, one per axis; only occupied cells are kept. Per cell and fold the fit
+needs the total weight ``W``, the weight of the positives ``V`` and the weighted sums of
+``u`` and ``z`` (for their means): additive over rows and over blocks of rows, so they are
+also the sufficient statistic of a distributed fit (:mod:`fusion.bernstein.distributed`),
+computed in one pass.
+
+The fit then treats every cell as ``W`` rows at the cell's mean ``(u, z)`` with ``V``
+positives: exact for the linear part ``c'z`` on average, and for ``g`` and the log-loss up
+to second-order terms in the spread of ``u`` and ``eta`` within a cell, so the error falls
+with the square of the cell width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .basis import structured_design
+from .logistic import Design
+
+__all__ = [
+    "auto_bins",
+    "auto_cell_rows",
+    "resolve_bins",
+    "cell_edges",
+    "cell_index",
+    "CellSums",
+    "block_sums",
+    "hash_folds",
+    "RowData",
+    "CellData",
+]
+
+
+def auto_bins(M: int) -> int:
+    """Quantile (and ``z``) cuts per axis of ``bins="auto"``: fine in one or two dimensions,
+    coarser with more axes, where the number of occupied cells grows as ``bins^M``.
+
+    With 32 cuts per axis at M = 2 the fitted probabilities differ from the fit on the rows
+    by 1e-4 to 3e-4 (root mean square; measured on 50,000 rows), far below the sampling
+    error; 48 cuts halve that at 1.4 times the fit time of a million rows.
+    """
+    return {1: 256, 2: 32, 3: 16}.get(M, 8)
+
+
+def auto_cell_rows(M: int) -> int:
+    """``bins="auto"`` aggregates rows into cells from this many training rows on: where the
+    occupied cells are clearly fewer than the rows."""
+    return 20_000 if M <= 3 else 100_000
+
+
+def resolve_bins(bins, n: int, M: int, dask: bool) -> int | None:
+    """``bins`` resolved: None (rows) or the number of cuts per axis."""
+    if isinstance(bins, str):  # "auto"
+        return auto_bins(M) if dask or n >= auto_cell_rows(M) else None
+    if bins is None and dask:
+        raise ValueError(
+            "bins=None (a fit on the rows) is not available for dask input: the rows are "
+            "aggregated into cells on the workers. Pass bins='auto' or an int."
+        )
+    return None if bins is None else int(bins)
+
+
+def cell_edges(z_lo: np.ndarray, z_hi: np.ndarray, bins: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """The cuts of every axis: ``bins`` and the range of ``z`` per axis (equal spacing)."""
+    return int(bins), np.asarray(z_lo, dtype=float), np.asarray(z_hi, dtype=float)
+
+
+def _count_cuts(x: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
+    """Number of the interior cuts ``lo + (hi - lo) k / bins`` (k = 1 .. bins - 1) at or below
+    each ``x``, by arithmetic (non-decreasing in ``x``)."""
+    span = hi - lo
+    if not span > 0:
+        return np.zeros(x.shape[0], dtype=np.int64)
+    k = np.floor((x - lo) * (bins / span))
+    np.clip(k, 0, bins - 1, out=k)
+    return k.astype(np.int64)
+
+
+def cell_index(U: np.ndarray, Z: np.ndarray, edges) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Flat cell index of every row, and the number of intervals per axis."""
+    bins, z_lo, z_hi = edges
+    M = U.shape[1]
+    dims = (2 * bins - 1,) * M
+    idx = np.zeros(U.shape[0], dtype=np.int64)
+    for m in range(M):
+        k = _count_cuts(U[:, m], 0.0, 1.0, bins)
+        k += _count_cuts(Z[:, m], z_lo[m], z_hi[m], bins)
+        idx *= dims[m]
+        idx += k
+    return idx, dims
+
+
+#: Up to this many possible (cell, fold) keys the sums are dense bincounts (no sort).
+DENSE_KEYS = 1 << 22
+
+
+@dataclass
+class CellSums:
+    """Sums over the rows of every occupied (cell, fold): sparse, sorted by ``key``.
+
+    ``key = cell * n_folds + fold``; ``W``, ``V``, ``W2`` of shape (k,), ``SU``, ``SZ`` of
+    shape (k, M): weights, weighted positives, squared weights (for the standard errors of
+    the cross-validation), weighted sums of ``u`` and ``z``.
+    """
+
+    key: np.ndarray
+    W: np.ndarray
+    V: np.ndarray
+    W2: np.ndarray
+    SU: np.ndarray
+    SZ: np.ndarray
+
+    @staticmethod
+    def merge(parts: list[CellSums]) -> CellSums:
+        """Sum of several blocks' sums (equal keys add)."""
+        key = np.concatenate([p.key for p in parts])
+        uniq, inv = np.unique(key, return_inverse=True)
+        k = uniq.shape[0]
+
+        def add(vals):
+            if vals.ndim == 1:
+                return np.bincount(inv, weights=vals, minlength=k)
+            return np.stack(
+                [np.bincount(inv, weights=vals[:, m], minlength=k) for m in range(vals.shape[1])],
+                axis=1,
+            )
+
+        return CellSums(
+            uniq,
+            add(np.concatenate([p.W for p in parts])),
+            add(np.concatenate([p.V for p in parts])),
+            add(np.concatenate([p.W2 for p in parts])),
+            add(np.concatenate([p.SU for p in parts])),
+            add(np.concatenate([p.SZ for p in parts])),
+        )
+
+
+def block_sums(
+    U: np.ndarray,
+    Z: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    edges,
+    fold: np.ndarray | None,
+    n_folds: int,
+) -> CellSums:
+    """:class:`CellSums` of a block of rows (``fold`` None: one fold)."""
+    cell, dims = cell_index(U, Z, edges)
+    F = max(n_folds, 1)
+    key = cell * F + (fold if fold is not None else 0)
+    n_keys = int(np.prod(dims, dtype=float)) * F
+    if n_keys <= DENSE_KEYS:
+        inv, k = key, n_keys
+    else:
+        uniq, inv = np.unique(key, return_inverse=True)
+        k = uniq.shape[0]
+
+    def add(vals):
+        return np.bincount(inv, weights=vals, minlength=k)
+
+    M = U.shape[1]
+    W = add(w)
+    keep = np.flatnonzero(W > 0) if n_keys <= DENSE_KEYS else slice(None)
+    SU = np.empty((W[keep].shape[0], M))
+    SZ = np.empty_like(SU)
+    for m in range(M):
+        SU[:, m] = add(w * U[:, m])[keep]
+        SZ[:, m] = add(w * Z[:, m])[keep]
+    keys = keep.astype(np.int64) if n_keys <= DENSE_KEYS else uniq
+    return CellSums(keys, W[keep], add(w * y)[keep], add(w * w)[keep], SU, SZ)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer (wrapping uint64 arithmetic), in place."""
+    h ^= h >> np.uint64(30)
+    h *= _MIX1
+    h ^= h >> np.uint64(27)
+    h *= _MIX2
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def hash_folds(U: np.ndarray, y: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
+    """Cross-validation fold of every row from a seeded hash of its normalized scores and
+    label.
+
+    The fold of a row depends on nothing but the row (and ``seed``), not on the order or the
+    chunking of the rows, so a fit on a dask array and one in memory see the same folds, the
+    same cell sums and pick the same penalty. Folds are not stratified exactly, but at the
+    sizes where cells are used (tens of thousands of rows and more) their class proportions
+    differ by sampling noise only. Identical rows share a fold.
+    """
+    with np.errstate(over="ignore"):
+        h = np.full(U.shape[0], np.uint64(seed) * _GOLDEN + _GOLDEN, dtype=np.uint64)
+        for col in (*U.T, y):
+            h ^= np.ascontiguousarray(col, dtype=np.float64).view(np.uint64)
+            h = _mix(h + _GOLDEN)
+    return (h % np.uint64(n_folds)).astype(np.int64)
+
+
+def _design(U, Z, w, v, w2, degrees, components) -> Design:
+    X = np.concatenate([Z, structured_design(U, degrees, components)], axis=1)
+    return Design(X, w, v, w2)
+
+
+class RowData:
+    """The rows themselves (``splits``, ``(train, test)`` row indices, only for
+    cross-validation)."""
+
+    n_cells = None
+
+    def __init__(self, U, Z, y, w, splits=None):
+        self.U, self.Z, self.w, self.v = U, Z, w, w * y
+        self.splits = [] if splits is None else list(splits)
+        self.n_features = U.shape[1]
+
+    def base_rate(self) -> float:
+        return float(self.v.sum() / self.w.sum())
+
+    def design(self, degrees, components) -> Design:
+        return _design(self.U, self.Z, self.w, self.v, self.w**2, degrees, components)
+
+    def heldout_groups(self) -> np.ndarray:
+        """Tie group (rows with identical normalized scores) of every held-out row, in the
+        order of :meth:`fold_designs`' test sets concatenated."""
+        _, group = np.unique(self.U, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        return np.concatenate([group[test] for _, test in self.splits])
+
+    def fold_designs(self, degrees, components) -> list[tuple[Design, Design]]:
+        full = self.design(degrees, components)
+        return [(full.take(train), full.take(test)) for train, test in self.splits]
+
+
+class CellData:
+    """Cells of aggregated rows, per fold (from merged :class:`CellSums`)."""
+
+    def __init__(self, sums: CellSums, n_folds: int, M: int):
+        F = max(n_folds, 1)
+        cell, fold = np.divmod(sums.key, F)
+        uniq, inv = np.unique(cell, return_inverse=True)
+        k = uniq.shape[0]
+        self.W = np.zeros((F, k))
+        self.V = np.zeros((F, k))
+        self.W2 = np.zeros((F, k))
+        self.SU = np.zeros((F, k, M))
+        self.SZ = np.zeros((F, k, M))
+        self.W[fold, inv] = sums.W
+        self.V[fold, inv] = sums.V
+        self.W2[fold, inv] = sums.W2
+        self.SU[fold, inv] = sums.SU
+        self.SZ[fold, inv] = sums.SZ
+        self.n_folds = n_folds
+        self.n_features = M
+        self.n_cells = int(k)
+
+    def base_rate(self) -> float:
+        return float(self.V.sum() / self.W.sum())
+
+    def heldout_groups(self) -> None:
+        """Cells hold many rows each: their standard errors count rows (no tie groups)."""
+        return None
+
+    def _pooled(self, folds, degrees, components) -> Design:
+        W = self.W[folds].sum(0)
+        keep = W > 0
+        W = W[keep]
+        U = self.SU[folds].sum(0)[keep] / W[:, None]
+        Z = self.SZ[folds].sum(0)[keep] / W[:, None]
+        np.clip(U, 0.0, 1.0, out=U)  # sums of u in [0, 1] divided by their weight
+        V = self.V[folds].sum(0)[keep]
+        return _design(U, Z, W, V, self.W2[folds].sum(0)[keep], degrees, components)
+
+    def design(self, degrees, components) -> Design:
+        return self._pooled(np.arange(self.W.shape[0]), degrees, components)
+
+    def fold_designs(self, degrees, components) -> list[tuple[Design, Design]]:
+        out = []
+        for f in range(self.n_folds):
+            others = np.array([g for g in range(self.n_folds) if g != f])
+            out.append(
+                (
+                    self._pooled(others, degrees, components),
+                    self._pooled(np.array([f]), degrees, components),
+                )
+            )
+        return out
+
+
+def aggregate_cells(U, Z, y, w, edges, fold_of, n_folds: int) -> CellData:
+    """In-memory :class:`CellData` of the rows (the same cells as a dask fit's)."""
+    sums = block_sums(U, Z, y, w, edges, fold_of, n_folds)
+    return CellData(sums, n_folds, U.shape[1])

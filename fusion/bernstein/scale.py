@@ -1,0 +1,160 @@
+"""The scores on their own scale: the linear features ``z`` of BernsteinFusion's default model.
+
+For a score column with fitted ECDF normalizer ``F`` (knots ``q_1 < ... < q_k`` with values
+``h_1 < ... < h_k``, interpolated linearly) the feature is
+
+.. math:: z = \\frac{T(Q(u)) - \\text{shift}}{\\text{scale}}, \\qquad u = F(s),
+
+where ``Q`` is the inverse of ``F`` on ``[h_1, h_k]`` (the same knots with the roles swapped;
+``u`` outside that interval is clamped), ``T`` the *base*: ``"logit"``,
+``log(s') - log(1 - s')`` with ``s'`` the score clipped to ``[1e-6, 1 - 1e-6]``, or
+``"identity"``. Properties:
+
+* Inside the training range ``Q(F(s)) = s`` exactly with the exact ECDF (``F`` is linear and
+  strictly increasing between knots), so ``z`` is the score itself; outside, ``F`` is clamped
+  and ``z`` is *winsorized* at the training minimum or maximum: a new extreme (or infinite)
+  score gets the feature of the most extreme training score. With a quantile-sketch ECDF
+  (``ecdf_knots``) ``z`` interpolates the score linearly between the sketch's knots.
+* ``z`` is a function of ``u`` alone, so the whole model is a function on the unit cube
+  (``calibrating_function``) and every prediction path (in memory, dask blocks, a loaded
+  model) computes the same thing from ``u``.
+* ``z`` is non-decreasing in ``u``, to the last bit (:class:`fusion.ecdf.KnotLookup`).
+* ``shift`` and ``scale`` (the median and the interquartile range of ``T(Q(u))`` over the
+  training distribution, read off the knots) only condition the fit: the coefficient of
+  ``z`` is not penalized, so predictions do not depend on them, nor on the unit of a
+  raw score (an identity-base score multiplied by ``a > 0`` gives the same ``z``).
+
+* ``z`` is capped at ``+-Z_CAP`` (100 interquartile ranges from the median): a few extreme
+  scores (``1e308``, ``inf``) act as the most extreme moderate value instead of dominating
+  (or overflowing) the fit. No realistic score distribution reaches the cap (a logit
+  clipped at ``1e-6`` is 14 units from 0; interquartile ranges of logits are 1-5).
+
+``base="auto"`` takes ``"logit"`` for a column whose training values all lie in ``[0, 1]``
+(probabilities) and ``"identity"`` otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..ecdf import KnotLookup
+
+__all__ = [
+    "BASES",
+    "LOGIT_CLIP",
+    "Z_CAP",
+    "choose_bases",
+    "transform_scores",
+    "scale_constants",
+    "own_scale",
+    "scores_scale",
+    "InverseECDF",
+]
+
+#: Bases of the linear features (``None``, the rank-only model, is handled by the estimator).
+BASES = ("auto", "logit", "identity")
+#: Probabilities are clipped to ``[LOGIT_CLIP, 1 - LOGIT_CLIP]`` before the logit.
+LOGIT_CLIP = 1e-6
+
+
+#: Cap on ``|z|`` (in interquartile ranges from the median).
+Z_CAP = 100.0
+
+
+def choose_bases(base: str, knots: Sequence[np.ndarray]) -> tuple[str, ...]:
+    """The base of every column: ``base`` itself, or for ``"auto"`` ``"logit"`` where the
+    training values (``knots[j]`` spans them) lie in ``[0, 1]`` and ``"identity"`` elsewhere."""
+    if base not in BASES:
+        raise ValueError(f"base must be one of {BASES} or None, got {base!r}.")
+    if base == "logit":
+        for j, k in enumerate(knots):
+            if k[0] < 0.0 or k[-1] > 1.0:
+                raise ValueError(
+                    f"base='logit' takes probabilities, but score column {j} has training "
+                    f"values in [{k[0]:g}, {k[-1]:g}], outside [0, 1]. Use base='identity' for "
+                    "scores on another scale, or base='auto' to choose per column."
+                )
+    if base != "auto":
+        return (base,) * len(knots)
+    return tuple("logit" if k[0] >= 0.0 and k[-1] <= 1.0 else "identity" for k in knots)
+
+
+def transform_scores(s: np.ndarray, base: str) -> np.ndarray:
+    """``T(s)`` of the module docstring (non-decreasing in ``s``)."""
+    s = np.asarray(s, dtype=float)
+    if base == "logit":
+        s = np.clip(s, LOGIT_CLIP, 1.0 - LOGIT_CLIP)
+        return np.log(s) - np.log1p(-s)
+    return s
+
+
+class InverseECDF:
+    """``Q_j``: normalized values back to scores, one lookup per column."""
+
+    def __init__(self, knots: Sequence[np.ndarray], values: Sequence[np.ndarray]):
+        self.lookups = [
+            KnotLookup(np.asarray(v), np.asarray(k)) for k, v in zip(knots, values, strict=False)
+        ]
+
+    def column(self, u: np.ndarray, j: int) -> np.ndarray:
+        return self.lookups[j](np.asarray(u, dtype=float))
+
+
+def scale_constants(inverse: InverseECDF, bases: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``shift`` (median) and ``scale`` (interquartile range) of ``T(Q(u))`` per column.
+
+    Quartiles of the training distribution read off the ECDF; where the interquartile range
+    is 0 (heavy ties) the full range is used, and 1 when that is 0 too (a column that the
+    logit clip made constant: its feature is then 0 and its coefficient has no effect).
+    """
+    M = len(bases)
+    shift, scale = np.zeros(M), np.ones(M)
+    probes = np.array([0.25, 0.5, 0.75, 0.0, 1.0])
+    for j, base in enumerate(bases):
+        t = transform_scores(inverse.column(probes, j), base)
+        shift[j] = t[1]
+        spread = t[2] - t[0]
+        if not spread > 0:
+            spread = t[4] - t[3]
+        scale[j] = spread if spread > 0 and np.isfinite(spread) else 1.0
+    return shift, scale
+
+
+def scores_scale(
+    S: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    bases: Sequence[str],
+    shift: np.ndarray,
+    scale: np.ndarray,
+) -> np.ndarray:
+    """The features ``z`` from the raw scores: ``(T(clip(s, lo, hi)) - shift) / scale``.
+
+    Equal to :func:`own_scale` at ``U = F(S)`` up to rounding: ``Q(F(s)) = s`` inside the
+    knots (both maps are linear on the same segments) and the clip is the winsorization.
+    """
+    Z = np.empty(S.shape)
+    for j, base in enumerate(bases):
+        z = transform_scores(np.clip(S[:, j], lo[j], hi[j]), base)
+        z -= shift[j]
+        z /= scale[j]
+        Z[:, j] = np.clip(z, -Z_CAP, Z_CAP)
+    return Z
+
+
+def own_scale(
+    U: np.ndarray,
+    inverse: InverseECDF,
+    bases: Sequence[str],
+    shift: np.ndarray,
+    scale: np.ndarray,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """The standardized features ``z`` of every column at normalized points ``U``, ``(n, M)``."""
+    Z = np.empty(U.shape) if out is None else out
+    for j, base in enumerate(bases):
+        z = (transform_scores(inverse.column(U[:, j], j), base) - shift[j]) / scale[j]
+        Z[:, j] = np.clip(z, -Z_CAP, Z_CAP)
+    return Z

@@ -1,0 +1,68 @@
+"""The scores on their own scale (fusion/bernstein/scale.py)."""
+
+import numpy as np
+import pytest
+
+from fusion import ECDFNormalizer
+from fusion.bernstein.scale import (
+    InverseECDF,
+    choose_bases,
+    own_scale,
+    scale_constants,
+    scores_scale,
+    transform_scores,
+)
+from fusion.ecdf.sketch import sketch_column
+
+
+@pytest.mark.parametrize("knots", [None, 40])
+def test_inverse_ecdf_returns_the_scores_inside_and_winsorizes_outside(knots):
+    rng = np.random.default_rng(0)
+    S = np.column_stack([rng.standard_t(3, 2000), rng.random(2000).round(2)])
+    if knots is None:
+        ecdf = ECDFNormalizer().fit(S)
+    else:
+        cols = [sketch_column(S[:, j], knots) for j in range(2)]
+        ecdf = ECDFNormalizer.from_knots([c[0] for c in cols], [c[1] for c in cols])
+    inverse = InverseECDF(ecdf.knots_, ecdf.values_)
+    T = np.vstack([S[:300], rng.standard_t(3, (300, 2)) * 3])
+    U = ecdf.transform(T)
+    lo, hi = S.min(0), S.max(0)
+    for j in range(2):
+        back = inverse.column(U[:, j], j)
+        np.testing.assert_allclose(back, np.clip(T[:, j], lo[j], hi[j]), rtol=1e-12, atol=1e-12)
+    bases = ("identity", "identity")
+    shift, scale = scale_constants(inverse, bases)
+    np.testing.assert_allclose(
+        own_scale(U, inverse, bases, shift, scale),
+        scores_scale(T, lo, hi, bases, shift, scale),
+        atol=1e-11,
+    )
+
+
+def test_choose_bases_and_logit():
+    knots = [np.array([0.0, 0.5, 1.0]), np.array([-2.0, 3.0])]
+    assert choose_bases("auto", knots) == ("logit", "identity")
+    assert choose_bases("identity", knots) == ("identity", "identity")
+    with pytest.raises(ValueError, match="column 1"):
+        choose_bases("logit", knots)
+    z = transform_scores(np.array([0.0, 1e-7, 0.5, 1.0]), "logit")
+    np.testing.assert_allclose(z, [np.log(1e-6 / (1 - 1e-6)), z[0], 0.0, -z[0]])
+
+
+def test_standardization_is_equivariant_to_the_unit():
+    rng = np.random.default_rng(1)
+    S = rng.normal(size=(500, 1))
+    a = ECDFNormalizer().fit(S)
+    b = ECDFNormalizer().fit(S * 40 - 3)
+    za = own_scale(
+        a.transform(S),
+        InverseECDF(a.knots_, a.values_),
+        ("identity",),
+        *scale_constants(InverseECDF(a.knots_, a.values_), ("identity",)),
+    )
+    inv_b = InverseECDF(b.knots_, b.values_)
+    zb = own_scale(
+        b.transform(S * 40 - 3), inv_b, ("identity",), *scale_constants(inv_b, ("identity",))
+    )
+    np.testing.assert_allclose(za, zb, atol=1e-12)
