@@ -1,0 +1,316 @@
+"""Paired comparisons with the best peer per cell, and the Markdown / CSV output.
+
+For one cell (setup x fusion size) and one metric, the *best peer* is the peer (LR on
+log-probabilities, temperature scaling + average, best single scorer) with the lowest mean
+over seeds. Every contender is compared with it by paired differences over seeds,
+``d_s = metric(contender, s) - metric(best peer, s)``, flagged *clearly worse* / *clearly
+better* as in the binary scenario benchmark (:func:`fusion.bench.scenarios.paired_flag`:
+the same sign on every seed and ``|mean(d)| > sd(d)``). The same flags against the best raw
+scorer say whether a contender beats every single scorer.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..scenarios.paired import paired_flag
+from .data import SCORER_KINDS
+from .runner import ECE_BINS, METRICS, RunResult
+
+__all__ = ["REFERENCE_TIME", "cell_stats", "summary", "markdown", "write"]
+
+#: The contender whose fit time every other one is divided by (per cell, same run).
+REFERENCE_TIME = "lr_logp"
+
+_NAMES = {
+    "log_loss": "log-loss",
+    "brier": "Brier",
+    "top_label_ece": "top-label ECE",
+    "classwise_ece": "classwise ECE",
+}
+
+
+def _best(cell, family: str, metric: str) -> str | None:
+    """Key of the contender of ``family`` with the lowest mean ``metric`` in the cell (only
+    contenders fitted on every seed)."""
+    means = {}
+    for method, g in cell[cell["family"] == family].groupby("method", sort=False):
+        if (g["status"] == "ok").all():
+            means[method] = float(g[metric].mean())
+    return min(means, key=means.get) if means else None
+
+
+def _diffs(ok, ref, metric: str):
+    common = ok.index.intersection(ref.index)
+    return (ok.loc[common, metric] - ref.loc[common, metric]).to_numpy(dtype=float)
+
+
+def cell_stats(fits):
+    """One row per (setup, n_fuse, method): status, means, and per metric the best peer
+    (``<m>_ref``), the mean paired difference to it (``<m>_diff``), its sd (``<m>_sd``), the
+    flag (``<m>_flag``) and the flag against the best raw scorer (``<m>_vs_scorer``); the
+    median fit seconds and their ratio to :data:`REFERENCE_TIME`'s in the same cell."""
+    import pandas as pd
+
+    out = []
+    for (setup, n), cell in fits.groupby(["setup", "n_fuse"], sort=False):
+        refs = {m: _best(cell, "peer", m) for m in METRICS}
+        raw = {m: _best(cell, "scorer", m) for m in METRICS}
+        by = {k: g.set_index("seed") for k, g in cell[cell["status"] == "ok"].groupby("method")}
+        lr = by.get(REFERENCE_TIME)
+        lr_fit = float(lr["fit_seconds"].median()) if lr is not None else math.nan
+        for method, g in cell.groupby("method", sort=False):
+            row = {
+                "setup": setup,
+                "n_fuse": int(n),
+                "method": method,
+                "family": g["family"].iloc[0],
+                "n_seeds": len(g),
+            }
+            if (g["status"] == "skipped").all():
+                row["status"] = "skipped"
+            elif (g["status"] != "ok").any():
+                row["status"] = "failed"
+                row["error"] = next(e for e in g["error"] if isinstance(e, str) and e)
+            else:
+                row["status"] = "ok"
+            ok = g[g["status"] == "ok"].set_index("seed")
+            row["accuracy"] = float(ok["accuracy"].mean()) if len(ok) else math.nan
+            for m in METRICS:
+                row[m] = float(ok[m].mean()) if len(ok) else math.nan
+                row[f"{m}_ref"] = refs[m] or ""
+                row[f"{m}_diff"] = row[f"{m}_sd"] = math.nan
+                row[f"{m}_flag"] = row[f"{m}_vs_scorer"] = ""
+                if row["status"] != "ok":
+                    continue
+                if refs[m] is not None:
+                    d = _diffs(ok, by[refs[m]], m)
+                    row[f"{m}_diff"] = float(d.mean())
+                    row[f"{m}_sd"] = float(d.std(ddof=1)) if d.size > 1 else math.nan
+                    row[f"{m}_flag"] = paired_flag(d)
+                if raw[m] is not None:
+                    row[f"{m}_vs_scorer"] = paired_flag(_diffs(ok, by[raw[m]], m))
+            row["fit_median"] = float(ok["fit_seconds"].median()) if len(ok) else math.nan
+            row["fit_ratio"] = row["fit_median"] / lr_fit if lr_fit > 0 else math.nan
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def summary(cells):
+    """Per contender (not the raw scorers): cells compared, clearly worse / better counts
+    against the best peer per metric, cells where it is clearly better than the best raw
+    scorer in log-loss, the mean differences and the median fit-time ratio."""
+    import pandas as pd
+
+    rows = []
+    for method, g in cells[cells["family"] != "scorer"].groupby("method", sort=False):
+        ok = g[g["status"] == "ok"]
+        row = {
+            "method": method,
+            "cells": len(ok),
+            "skipped": int((g["status"] == "skipped").sum()),
+            "failed": int((g["status"] == "failed").sum()),
+            "beats_scorers": int((ok["log_loss_vs_scorer"] == "better").sum()),
+        }
+        for m in METRICS:
+            row[f"{m}_worse"] = int((ok[f"{m}_flag"] == "worse").sum())
+            row[f"{m}_better"] = int((ok[f"{m}_flag"] == "better").sum())
+            diffs = ok[f"{m}_diff"].dropna()
+            row[f"{m}_mean_diff"] = float(diffs.mean()) if len(diffs) else math.nan
+        ratios = ok["fit_ratio"].dropna()
+        row["fit_ratio_median"] = float(ratios.median()) if len(ratios) else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
+    marks = ["---" if a == "l" else "---:" for a in align]
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"] + [
+        "| " + " | ".join(r) + " |" for r in rows
+    ]
+
+
+def _num(x, digits: int = 4) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _milli(x, flag: str = "") -> str:
+    if x is None or math.isnan(x):
+        return "—"
+    text = f"{1000 * x:+.2f}"
+    return {"worse": f"**{text} W**", "better": f"{text} B"}.get(flag, text)
+
+
+def _seconds(x) -> str:
+    if x is None or math.isnan(x):
+        return "—"
+    return f"{x:.3f}" if x < 1 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def _ratio(x) -> str:
+    return "—" if x is None or math.isnan(x) else f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def _setup_table(result: RunResult) -> list[str]:
+    import pandas as pd
+
+    sc = pd.DataFrame(result.scores)
+    rows = []
+    for setup in result.config.setups:
+        g = sc[sc["setup"] == setup.name]
+        if not len(g):
+            continue
+        kinds = ", ".join(SCORER_KINDS[k][1] for k in setup.scorers)
+        acc = " / ".join(f"{g[f'accuracy_{m + 1}'].mean():.3f}" for m in range(setup.M))
+        nll = " / ".join(f"{g[f'log_loss_{m + 1}'].mean():.3f}" for m in range(setup.M))
+        sizes = ", ".join(f"{n:,}" for n in result.config.cell_sizes(setup))
+        seeds = ", ".join(str(s) for s in sorted(g["seed"]))
+        rows.append(
+            [
+                f"`{setup.name}`",
+                str(int(g["C"].iloc[0])),
+                kinds,
+                f"{setup.n_train:,}",
+                sizes,
+                f"{int(g['n_test'].iloc[0]):,}",
+                seeds,
+                acc,
+                nll,
+            ]
+        )
+    return _table(
+        [
+            "setup",
+            "C",
+            "scorers (M)",
+            "rows per scorer",
+            "n_fuse",
+            "test rows",
+            "seeds",
+            "scorer test accuracy",
+            "scorer test log-loss",
+        ],
+        rows,
+        "lrlrrrlll",
+    )
+
+
+def _cell_table(g, labels: dict[str, str]) -> list[str]:
+    rows = []
+    for _, r in g.iterrows():
+        label = labels.get(r["method"], r["method"])
+        if r["status"] != "ok":
+            reason = "skipped" if r["status"] == "skipped" else f"failed: {r.get('error', '')}"
+            rows.append([label, reason[:120]] + [""] * 10)
+            continue
+        cells = []
+        for m in METRICS:
+            best = r[f"{m}_ref"] == r["method"]
+            cells += [_num(r[m]) + (" *" if best else ""), _milli(r[f"{m}_diff"], r[f"{m}_flag"])]
+        raw = r["family"] == "scorer"  # nothing fitted: no fit time
+        rows.append(
+            [
+                label,
+                *cells,
+                _num(r["accuracy"], 3),
+                "—" if raw else _seconds(r["fit_median"]),
+                "—" if raw else _ratio(r["fit_ratio"]),
+            ]
+        )
+    header = ["method"]
+    for m in METRICS:
+        header += [_NAMES[m], "Δ"]
+    return _table(header + ["accuracy", "fit s", "fit / LR"], rows, "l" + "r" * 11)
+
+
+def _summary_table(summ, labels: dict[str, str], n_cells: int) -> list[str]:
+    rows = []
+    for _, r in summ.iterrows():
+        cells = f"{r['cells']}"
+        if r["skipped"] or r["failed"]:
+            cells += f" ({r['skipped']} skipped, {r['failed']} failed)"
+        wb = [f"{r[f'{m}_worse']} / {r[f'{m}_better']}" for m in METRICS]
+        means = [_milli(r[f"{m}_mean_diff"]) for m in METRICS]
+        rows.append(
+            [
+                labels.get(r["method"], r["method"]),
+                cells,
+                *wb,
+                *means,
+                f"{r['beats_scorers']} / {r['cells']}",
+                _ratio(r["fit_ratio_median"]),
+            ]
+        )
+    return _table(
+        ["method", "cells"]
+        + [f"{_NAMES[m]} W / B" for m in METRICS]
+        + [f"mean Δ{_NAMES[m]}" for m in METRICS]
+        + ["log-loss better than every raw scorer", "fit / LR (median)"],
+        rows,
+        "l" + "r" * 11,
+    )
+
+
+def markdown(result: RunResult, command: str, speed: list[str] | None = None) -> str:
+    """The report: setups, a summary over cells, one table per cell, the speed section."""
+    import pandas as pd
+
+    fits = pd.DataFrame(result.rows)
+    lines = ["# Multi-class fusion benchmark", "", f"    {command}", ""]
+    if result.scores:
+        lines += _setup_table(result) + [""]
+    if len(fits):
+        lines += _fit_sections(result, fits)
+    if speed:
+        lines += speed + [""]
+    lines += [f"Run time: {result.elapsed / 60:.1f} min.", ""]
+    return "\n".join(lines)
+
+
+def _fit_sections(result: RunResult, fits) -> list[str]:
+    lines = []
+    cells = cell_stats(fits)
+    n_cells = cells.groupby(["setup", "n_fuse"]).ngroups
+    lines += [
+        f"Against the best peer of each cell and metric ({n_cells} cells; Δ = contender - best "
+        "peer, mean over seeds, x 1e-3; W / B: clearly worse / better, i.e. the same sign on "
+        "every seed and |mean| > sd):",
+        "",
+    ]
+    lines += _summary_table(summary(cells), result.labels, n_cells) + [""]
+    for (setup, n), g in cells.groupby(["setup", "n_fuse"], sort=False):
+        seeds = int(g["n_seeds"].max())
+        lines += [f"### `{setup}`, n_fuse = {n:,} ({seeds} seed{'s' * (seeds != 1)})", ""]
+        lines += _cell_table(g, result.labels)
+        first = g.iloc[0]
+        best = ", ".join(
+            f"{_NAMES[m]}: {result.labels.get(first[f'{m}_ref'], first[f'{m}_ref'])}"
+            for m in METRICS
+        )
+        lines += ["", f"\\* best peer of the column ({best}); Δ against it.", ""]
+    lines += [
+        f"Metrics on the test rows: log-loss, multi-class Brier (sum over classes), top-label "
+        f"and classwise ECE with {ECE_BINS} equal-width bins (fusion.metrics); accuracy for "
+        "reference. fit / LR: median fit seconds over the LR-on-log-probabilities fit in the "
+        "same cell and run.",
+        "",
+    ]
+    if result.notes:
+        lines += ["Notes:", ""] + [f"- {note}" for note in result.notes] + [""]
+    return lines
+
+
+def write(result: RunResult, out: str, text: str) -> list[Path]:
+    """``fits.csv`` (one row per fit), ``cells.csv``, ``scores.csv`` and ``report.md``."""
+    import pandas as pd
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    fits = pd.DataFrame(result.rows)
+    paths = [folder / name for name in ("fits.csv", "cells.csv", "scores.csv", "report.md")]
+    fits.to_csv(paths[0], index=False)
+    (cell_stats(fits) if len(fits) else pd.DataFrame()).to_csv(paths[1], index=False)
+    pd.DataFrame(result.scores).to_csv(paths[2], index=False)
+    paths[3].write_text(text, encoding="utf-8")
+    return paths

@@ -1,0 +1,57 @@
+"""A tiny end-to-end run of the multi-class benchmark (toy data, fast contenders) and the
+command line's usage errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fusion.bench.multiclass import cli
+from fusion.bench.multiclass.contenders import resolve
+from fusion.bench.multiclass.data import Setup
+from fusion.bench.multiclass.report import markdown, write
+from fusion.bench.multiclass.runner import RunConfig, run
+from fusion.bench.multiclass.speed import simulate_scores, speed_section
+
+from .test_data import toy_data
+
+pytest.importorskip("pandas")
+pytest.importorskip("tqdm")
+
+
+def test_end_to_end_on_toy_data(tmp_path):
+    setup = Setup("toy", "toy", ("gnb", "rf"), 150, (120, 240), 300, (0, 1))
+    config = RunConfig(setups=(setup,), max_n={"platt": 120}, cache_dir=str(tmp_path / "c"))
+    result = run(
+        config, resolve(["enir", "platt"], []), loader=lambda name: toy_data(1200), progress=False
+    )
+    # 2 seeds x 2 sizes x (2 scorers + enir + platt + 3 peers)
+    assert len(result.rows) == 28
+    ok = [r for r in result.rows if r["status"] == "ok"]
+    skipped = [r for r in result.rows if r["status"] == "skipped"]
+    assert len(skipped) == 2 and all(r["method"] == "platt" and r["n_fuse"] == 240 for r in skipped)
+    assert len(ok) == 26 and all(np.isfinite(r["log_loss"]) for r in ok)
+    text = markdown(result, "python benchmarks/bench_multiclass.py --toy")
+    assert "### `toy`, n_fuse = 240 (2 seeds)" in text and "| enir (one-vs-rest) |" in text
+    paths = write(result, str(tmp_path / "out"), text)
+    assert all(p.is_file() for p in paths)
+
+
+def test_speed_section_reports_a_ratio_for_each_method():
+    S, y = simulate_scores(300, C=4)
+    assert S.shape == (300, 3, 4) and set(y) == {0, 1, 2, 3}
+    lines, rows = speed_section(resolve(["enir"], [])[:1], n=300, C=4, repeats=1)
+    assert rows[0]["ratio"] > 0 and rows[0]["method"] == "enir"
+    assert any(line.startswith("| enir (one-vs-rest) |") for line in lines)
+
+
+def test_usage_errors(capsys):
+    for argv, text in (
+        (["--setups", "nope"], "unknown setup(s) ['nope']"),
+        (["--methods", "nope"], "unknown method(s) ['nope']"),
+        (["--methods", "enir", "--speed-methods", "default"], "--speed-methods ['default']"),
+        (["--max-n", "enir"], "KEY=N"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            cli.main(argv)
+        assert info.value.code == 2 and text in capsys.readouterr().err
