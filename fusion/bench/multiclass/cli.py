@@ -71,7 +71,11 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         + (f" (default: {default_cache})" if default_cache else ""),
     )
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    p.add_argument("--out", help="write report.md, fits.csv, cells.csv, scores.csv, speed.json")
+    p.add_argument(
+        "--out",
+        help="write report.md, fits.csv, cells.csv, scores.csv, speed.json (and, while "
+        "running, fits.partial.csv)",
+    )
     p.add_argument("--speed-n", type=int, help=f"rows of the speed test (default {SPEED['n']})")
     p.add_argument("--speed-classes", type=int, default=SPEED["classes"], metavar="C")
     p.add_argument(
@@ -101,6 +105,23 @@ def _max_n(items: list[str]) -> dict[str, int]:
             raise ValueError(f"--max-n expects KEY=N, got {item!r}.")
         out[key.strip()] = int(value)
     return out
+
+
+def _partial(out: str | None):
+    """``on_rows`` appending each (cell, seed)'s rows to ``out/fits.partial.csv`` (a long run
+    keeps what it has done if interrupted), or None without ``--out``."""
+    if not out:
+        return None
+    import pandas as pd
+
+    path = Path(out) / "fits.partial.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+
+    def on_rows(rows):
+        pd.DataFrame(rows).to_csv(path, mode="a", header=not path.exists(), index=False)
+
+    return on_rows
 
 
 def main(argv=None, *, default_cache: str | None = None) -> int:
@@ -159,7 +180,9 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
             result = RunResult([], [], {}, {}, config)
         else:
             try:
-                result = run(config, contenders, progress=not args.no_progress)
+                result = run(
+                    config, contenders, progress=not args.no_progress, on_rows=_partial(args.out)
+                )
             except DatasetNotFoundError as err:
                 print(f"error: {err}", file=sys.stderr)
                 return 2

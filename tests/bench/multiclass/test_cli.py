@@ -55,3 +55,12 @@ def test_usage_errors(capsys):
         with pytest.raises(SystemExit) as info:
             cli.main(argv)
         assert info.value.code == 2 and text in capsys.readouterr().err
+
+
+def test_speed_only_run_writes_its_report(tmp_path, capsys):
+    argv = ["--speed-only", "--methods", "enir", "--speed-methods", "enir", "--speed-n", "300",
+            "--speed-classes", "4", "--speed-repeats", "1", "--out", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "### Fit time: 4 classes x 3 scorers x 300 rows" in out
+    assert (tmp_path / "speed.json").is_file() and (tmp_path / "report.md").is_file()
