@@ -47,7 +47,8 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         nargs="+",
         metavar="KEY",
         help="fusion contenders to fit (default, rpr, enir, platt, isotonic; default: all); "
-        "the peers lr_logp, temp_avg, best_single and the raw scorers are always fitted",
+        "the peers lr_logp, lr_logp_raw, temp_avg, best_single and the raw scorers are "
+        "always fitted",
     )
     p.add_argument(
         "--candidate",

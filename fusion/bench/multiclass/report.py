@@ -292,8 +292,8 @@ def _fit_sections(result: RunResult, fits) -> list[str]:
     lines += [
         f"Metrics on the test rows: log-loss, multi-class Brier (sum over classes), top-label "
         f"and classwise ECE with {ECE_BINS} equal-width bins (fusion.metrics); accuracy for "
-        "reference. fit / LR: median fit seconds over the LR-on-log-probabilities fit in the "
-        "same cell and run.",
+        "reference. fit / LR: median fit seconds over those of LR on standardized "
+        "log-probabilities (`lr_logp`) in the same cell and run.",
         "",
     ]
     if result.notes:

@@ -25,12 +25,12 @@ def test_end_to_end_on_toy_data(tmp_path):
     result = run(
         config, resolve(["enir", "platt"], []), loader=lambda name: toy_data(1200), progress=False
     )
-    # 2 seeds x 2 sizes x (2 scorers + enir + platt + 3 peers)
-    assert len(result.rows) == 28
+    # 2 seeds x 2 sizes x (2 scorers + enir + platt + 4 peers)
+    assert len(result.rows) == 32
     ok = [r for r in result.rows if r["status"] == "ok"]
     skipped = [r for r in result.rows if r["status"] == "skipped"]
     assert len(skipped) == 2 and all(r["method"] == "platt" and r["n_fuse"] == 240 for r in skipped)
-    assert len(ok) == 26 and all(np.isfinite(r["log_loss"]) for r in ok)
+    assert len(ok) == 30 and all(np.isfinite(r["log_loss"]) for r in ok)
     text = markdown(result, "python benchmarks/bench_multiclass.py --toy")
     assert "### `toy`, n_fuse = 240 (2 seeds)" in text and "| enir (one-vs-rest) |" in text
     paths = write(result, str(tmp_path / "out"), text)
@@ -41,7 +41,8 @@ def test_speed_section_reports_a_ratio_for_each_method():
     S, y = simulate_scores(300, C=4)
     assert S.shape == (300, 3, 4) and set(y) == {0, 1, 2, 3}
     lines, rows = speed_section(resolve(["enir"], [])[:1], n=300, C=4, repeats=1)
-    assert rows[0]["ratio"] > 0 and rows[0]["method"] == "enir"
+    assert rows[0]["ratio_lr_raw"] > 0 and rows[0]["ratio_lr_scaled"] > 0
+    assert rows[0]["method"] == "enir"
     assert any(line.startswith("| enir (one-vs-rest) |") for line in lines)
 
 

@@ -52,12 +52,16 @@ def test_temperature_average_calibrates_each_scorer_then_averages():
 def test_stacked_lr_uses_the_clipped_log_probabilities_of_every_scorer():
     S, y = simulate_scores(800, C=4, seed=2)
     S[0, 0, 0] = 0.0  # an exact zero is clipped, not -inf
-    model = StackedLogLR().fit(S, y)
-    assert model.model_.coef_.shape == (4, 12)
-    P = model.predict_proba(S)
-    assert np.all(np.isfinite(P)) and P.shape == (800, 4)
-    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
     assert StackedLogLR._features(S)[0, 0] == pytest.approx(np.log(1e-6))
+    raw = StackedLogLR(scale=False).fit(S, y)
+    assert raw.model_.coef_.shape == (4, 12)
+    scaled = StackedLogLR().fit(S, y)
+    for model in (raw, scaled):
+        P = model.predict_proba(S)
+        assert np.all(np.isfinite(P)) and P.shape == (800, 4)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+    # standardizing is an affine map of the features: same model class, other penalty
+    assert not np.allclose(raw.predict_proba(S), scaled.predict_proba(S))
 
 
 def test_best_single_picks_the_scorer_of_lowest_fusion_log_loss():
