@@ -8,7 +8,7 @@
   (``lr_logp_raw``), temperature scaling of each scorer then the
   average of the calibrated distributions (``temp_avg``), and the best single scorer chosen
   on the fusion sample (``best_single``);
-* the raw scorers themselves (``scorer1`` ... ``scorerM``), for reference;
+* the raw scorers themselves (``scorer1_<kind>`` ... ``scorerM_<kind>``), for reference;
 * candidates ``NAME=module:callable`` (an unfitted estimator taking ``S`` of shape (n, M, C)).
 
 Every contender has ``fit(S, y)`` and ``predict_proba(S) -> (n, C)`` with columns in the
@@ -207,10 +207,14 @@ def fusion_contenders() -> list[Contender]:
 
 
 def scorer_contenders(kinds) -> list[Contender]:
-    """One raw-scorer row per scorer, labelled by its kind."""
+    """One raw-scorer row per scorer; the key names its position and kind (``scorer1_rf``), so
+    setups with other scorers get other rows."""
     return [
         Contender(
-            f"scorer{m + 1}", f"scorer {m + 1} ({kind}), raw", lambda m=m: SingleScorer(m), "scorer"
+            f"scorer{m + 1}_{kind}",
+            f"scorer {m + 1} ({kind}), raw",
+            lambda m=m: SingleScorer(m),
+            "scorer",
         )
         for m, kind in enumerate(kinds)
     ]

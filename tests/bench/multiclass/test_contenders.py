@@ -14,6 +14,7 @@ from fusion.bench.multiclass.contenders import (
     TemperatureAverage,
     fit_temperature,
     resolve,
+    scorer_contenders,
 )
 from fusion.bench.multiclass.speed import simulate_scores
 
@@ -88,3 +89,9 @@ def test_resolve_always_adds_the_peers_and_checks_names():
         if c.family == "candidate"
     ]
     assert cand.key == "mine" and isinstance(cand.make(), BestSingle)
+
+
+def test_raw_scorer_rows_are_named_by_position_and_kind():
+    rows = scorer_contenders(("hgb", "rf"))
+    assert [c.key for c in rows] == ["scorer1_hgb", "scorer2_rf"]
+    assert [c.make().m for c in rows] == [0, 1] and {c.family for c in rows} == {"scorer"}
