@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 from scipy.special import expit
 from scipy.stats import norm
+from threadpoolctl import threadpool_limits
 
 
 def product_truth(S: np.ndarray) -> np.ndarray:

@@ -391,3 +391,47 @@ def test_docstring_examples_run():
     for module in (scores, binned):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0
+
+
+def test_shared_parameter_texts_are_filled_into_every_public_docstring():
+    import inspect
+    import re
+
+    from fusion import plot
+
+    for module in (metrics, plot):
+        for name in module.__all__:
+            doc = inspect.getdoc(getattr(module, name)) or ""
+            assert not re.search(r"^\s*\{\w+\}\s*$", doc, re.MULTILINE), name
+    # The same parameter reads the same wherever it is documented.
+    pos_label = "pos_label : optional\n    The positive label when ``y`` is not 0/1 or bool."
+    for f in (metrics.binned_ece, metrics.calibration_measure, plot.reliability_bands):
+        assert pos_label in inspect.getdoc(f)
+
+
+def test_fill_doc_indents_each_fragment_like_its_placeholder_and_refuses_unknown_names():
+    import inspect
+
+    from fusion.metrics._docs import fill_doc
+
+    def f():
+        """Summary.
+
+        Parameters
+        ----------
+        {x}
+        """
+
+    fill_doc({"x": "x : int\n    The x."})(f)
+    assert inspect.getdoc(f) == "Summary.\n\nParameters\n----------\nx : int\n    The x."
+
+    def g():
+        """Summary.
+
+        {missing}
+        """
+
+    with pytest.raises(KeyError, match="missing"):
+        fill_doc({})(g)
+    g.__doc__ = None  # as under python -OO
+    assert fill_doc({})(g).__doc__ is None

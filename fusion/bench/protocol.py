@@ -33,6 +33,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from .. import metrics
 from .._base import FusionEstimator
 from ..datasets import DATASETS, Dataset, load
+from ._record import chosen, record_warnings
 from .methods import DEFAULT_METHODS, MethodSpec, build, resolve_methods
 
 __all__ = [
@@ -291,7 +292,7 @@ def evaluate_method(
             row["log_loss"] = metrics.log_loss(rd.y_test, p)
             row["auc"] = float(roc_auc_score(rd.y_test, p))
             row["binned_ece"] = 100 * metrics.binned_ece(rd.y_test, p, n_bins=10)
-            row["selected"] = _selected(estimator)
+            row["selected"] = chosen(estimator, _SELECTED)
             try:
                 table = metrics.grid_calibration_table(
                     estimator, rd.S_test, rd.y_test, bins=bins, min_count=min_count
@@ -302,24 +303,11 @@ def evaluate_method(
                 row["grid_mce"] = 100 * table.mce
                 row["grid_ece"] = 100 * table.ece
                 row["n_cells"] = table.n_kept
-    row["warnings"] = len(caught)
-    if caught:
-        first = caught[0]
-        row["warning"] = f"{first.category.__name__}: {first.message}"[:200]
-    return row
+    return record_warnings(row, caught)
 
 
 # Fitted attributes worth recording: the hyper-parameters each method chose by CV.
 _SELECTED = ("degree_", "lam_", "C_", "best_params_", "copula_families_", "lambda_")
-
-
-def _selected(estimator) -> str:
-    out = []
-    for name in _SELECTED:
-        value = getattr(estimator, name, None)
-        if value is not None and not callable(value):
-            out.append(f"{name}={value}")
-    return "; ".join(out)[:200]
 
 
 def run(

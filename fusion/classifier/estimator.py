@@ -572,6 +572,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input of the base estimators, as in :meth:`fit`.
 
         Returns
         -------

@@ -148,26 +148,28 @@ def log_neg_expm1(x: np.ndarray) -> np.ndarray:
         return np.where(small, np.log(-np.expm1(-np.where(small, x, 1.0))), np.log1p(-np.exp(-x)))
 
 
+def _triangle(n: int, entry) -> tuple[tuple[int, ...], ...]:
+    """The table ``T[i][j]``, ``0 <= i, j <= n``, of a recurrence of the Stirling kind:
+    ``T[0][0] = 1``, ``T[i][0] = T[0][j] = 0`` otherwise, and ``T[i][j] = entry(T, i, j)``
+    for ``1 <= j <= i`` (zero above the diagonal); exact ints."""
+    T = [[0] * (n + 1) for _ in range(n + 1)]
+    T[0][0] = 1
+    for i in range(1, n + 1):
+        for j in range(1, i + 1):
+            T[i][j] = entry(T, i, j)
+    return tuple(tuple(r) for r in T)
+
+
 @cache
 def _stirling2(n: int) -> tuple[tuple[int, ...], ...]:
     """Stirling numbers of the second kind ``S(i, j)`` for ``0 <= i, j <= n`` (exact ints)."""
-    S = [[0] * (n + 1) for _ in range(n + 1)]
-    S[0][0] = 1
-    for i in range(1, n + 1):
-        for j in range(1, i + 1):
-            S[i][j] = j * S[i - 1][j] + S[i - 1][j - 1]
-    return tuple(tuple(r) for r in S)
+    return _triangle(n, lambda S, i, j: j * S[i - 1][j] + S[i - 1][j - 1])
 
 
 @cache
 def _stirling1(n: int) -> tuple[tuple[int, ...], ...]:
     """Signed Stirling numbers of the first kind ``s(i, j)`` for ``0 <= i, j <= n``."""
-    s = [[0] * (n + 1) for _ in range(n + 1)]
-    s[0][0] = 1
-    for i in range(1, n + 1):
-        for j in range(1, i + 1):
-            s[i][j] = s[i - 1][j - 1] - (i - 1) * s[i - 1][j]
-    return tuple(tuple(r) for r in s)
+    return _triangle(n, lambda s, i, j: s[i - 1][j - 1] - (i - 1) * s[i - 1][j])
 
 
 @cache
@@ -195,6 +197,26 @@ def gumbel_poly_coefficients(M: int, alpha: float) -> np.ndarray:
 # Bivariate normal and Student-t distribution functions (for interval likelihoods).
 
 
+def _infinite_limits(h, k, rho, marginal):
+    """Broadcast ``h, k, rho`` and fill a bivariate CDF where an argument is infinite: 0 where
+    one is ``-inf``, the ``marginal`` CDF of the other where one is ``+inf``.
+
+    Returns ``h, k, rho``, the output array and the mask of the pairs left to compute (both
+    arguments finite).
+    """
+    h, k, rho = np.broadcast_arrays(
+        np.asarray(h, dtype=float), np.asarray(k, dtype=float), np.asarray(rho, dtype=float)
+    )
+    out = np.empty(h.shape)
+    lo = (h == -np.inf) | (k == -np.inf)
+    h_inf, k_inf = (h == np.inf) & ~lo, (k == np.inf) & ~lo
+    out[lo] = 0.0
+    out[h_inf] = marginal(k[h_inf])
+    only_k = k_inf & ~h_inf
+    out[only_k] = marginal(h[only_k])
+    return h, k, rho, out, ~(lo | h_inf | k_inf)
+
+
 def bvn_cdf(h: np.ndarray, k: np.ndarray, rho) -> np.ndarray:
     """``P(Z1 <= h, Z2 <= k)`` for standard bivariate normal ``(Z1, Z2)`` with correlation ``rho``.
 
@@ -204,17 +226,7 @@ def bvn_cdf(h: np.ndarray, k: np.ndarray, rho) -> np.ndarray:
     or ``h k = 0 < -(h + k)``, else 0. Deterministic, vectorized, accurate to about 1e-15 in
     absolute terms; ``h`` and ``k`` may be infinite. ``|rho| < 1``.
     """
-    h, k, rho = np.broadcast_arrays(
-        np.asarray(h, dtype=float), np.asarray(k, dtype=float), np.asarray(rho, dtype=float)
-    )
-    out = np.empty(h.shape)
-    lo = (h == -np.inf) | (k == -np.inf)
-    h_inf, k_inf = (h == np.inf) & ~lo, (k == np.inf) & ~lo
-    out[lo] = 0.0
-    out[h_inf] = ndtr(k[h_inf])
-    only_k = k_inf & ~h_inf
-    out[only_k] = ndtr(h[only_k])
-    fin = ~(lo | h_inf | k_inf)
+    h, k, rho, out, fin = _infinite_limits(h, k, rho, ndtr)
     hf, kf, r = h[fin], k[fin], rho[fin]
     s = np.sqrt((1.0 - r) * (1.0 + r))
     both0 = (hf == 0.0) & (kf == 0.0)
@@ -262,17 +274,7 @@ def bvt_cdf(h: np.ndarray, k: np.ndarray, rho, df: float) -> np.ndarray:
     over ``R`` computed with :func:`_chi_scale_rule` (60 to 170 nodes). Deterministic; ``h``
     and ``k`` may be infinite (one infinite argument gives Student's t CDF exactly).
     """
-    h, k, rho = np.broadcast_arrays(
-        np.asarray(h, dtype=float), np.asarray(k, dtype=float), np.asarray(rho, dtype=float)
-    )
-    out = np.empty(h.shape)
-    lo = (h == -np.inf) | (k == -np.inf)
-    h_inf, k_inf = (h == np.inf) & ~lo, (k == np.inf) & ~lo
-    out[lo] = 0.0
-    out[h_inf] = stdtr(df, k[h_inf])
-    only_k = k_inf & ~h_inf
-    out[only_k] = stdtr(df, h[only_k])
-    fin = ~(lo | h_inf | k_inf)
+    h, k, rho, out, fin = _infinite_limits(h, k, rho, lambda x: stdtr(df, x))
     if np.any(fin):
         r, wts = _chi_scale_rule(float(df))
         hf, kf, rf = h[fin][:, None], k[fin][:, None], rho[fin][:, None]

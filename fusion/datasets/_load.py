@@ -17,17 +17,6 @@ from ._registry import Spec, check_target, spec
 if TYPE_CHECKING:  # pandas is an optional dependency (extras "bench" and "test")
     import pandas as pd
 
-__all__ = [
-    "Dataset",
-    "read_frame",
-    "load",
-    "load_adult",
-    "load_census",
-    "load_covertype",
-    "load_dota2",
-    "load_susy",
-]
-
 
 @dataclass(frozen=True)
 class Dataset:
@@ -209,39 +198,46 @@ def load(
     )
 
 
-def load_adult(*, data_home=None, download_if_missing: bool = True, return_X_y: bool = False):
-    """Adult (48,842 rows): label 1 is income > 50K.
+_SEE_LOAD = """
 
-    See :func:`load` for the parameters, the search order and the errors.
+See :func:`load` for the parameters, the search order and the errors.
 
-    Returns
-    -------
-    Dataset or (X, y)
-    """
-    return load(
-        "adult",
-        data_home=data_home,
-        download_if_missing=download_if_missing,
-        return_X_y=return_X_y,
-    )
+Returns
+-------
+Dataset or (X, y)
+"""
 
 
-def load_census(*, data_home=None, download_if_missing: bool = True, return_X_y: bool = False):
-    """Census-Income KDD (299,285 rows): label 1 is income > 50K; ``instance_weight`` is
-    dropped from ``X`` (it is a survey weight) and returned as ``sample_weight``.
+def _binary_loader(name: str, summary: str):
+    """``load_<name>``: :func:`load` for one data set that has only the binary target."""
 
-    See :func:`load` for the parameters, the search order and the errors.
+    def loader(*, data_home=None, download_if_missing: bool = True, return_X_y: bool = False):
+        return load(
+            name,
+            data_home=data_home,
+            download_if_missing=download_if_missing,
+            return_X_y=return_X_y,
+        )
 
-    Returns
-    -------
-    Dataset or (X, y)
-    """
-    return load(
-        "census",
-        data_home=data_home,
-        download_if_missing=download_if_missing,
-        return_X_y=return_X_y,
-    )
+    loader.__name__ = loader.__qualname__ = f"load_{name}"
+    loader.__doc__ = summary + _SEE_LOAD
+    return loader
+
+
+load_adult = _binary_loader("adult", "Adult (48,842 rows): label 1 is income > 50K.")
+load_census = _binary_loader(
+    "census",
+    "Census-Income KDD (299,285 rows): label 1 is income > 50K; ``instance_weight`` is\n"
+    "dropped from ``X`` (it is a survey weight) and returned as ``sample_weight``.",
+)
+load_dota2 = _binary_loader(
+    "dota2", "Dota2 Games Results (102,944 rows): label 1 is ``team_won == 1`` (the first column)."
+)
+load_susy = _binary_loader(
+    "susy",
+    "SUSY: label 1 is signal (the first column). Reads the full UCI ``SUSY.csv(.gz)`` when\n"
+    "present, else the shared ``susy.csv.gz`` (a 10,000-row sample).",
+)
 
 
 def load_covertype(
@@ -267,39 +263,4 @@ def load_covertype(
         download_if_missing=download_if_missing,
         return_X_y=return_X_y,
         target=target,
-    )
-
-
-def load_dota2(*, data_home=None, download_if_missing: bool = True, return_X_y: bool = False):
-    """Dota2 Games Results (102,944 rows): label 1 is ``team_won == 1`` (the first column).
-
-    See :func:`load` for the parameters, the search order and the errors.
-
-    Returns
-    -------
-    Dataset or (X, y)
-    """
-    return load(
-        "dota2",
-        data_home=data_home,
-        download_if_missing=download_if_missing,
-        return_X_y=return_X_y,
-    )
-
-
-def load_susy(*, data_home=None, download_if_missing: bool = True, return_X_y: bool = False):
-    """SUSY: label 1 is signal (the first column). Reads the full UCI ``SUSY.csv(.gz)`` when
-    present, else the shared ``susy.csv.gz`` (a 10,000-row sample).
-
-    See :func:`load` for the parameters, the search order and the errors.
-
-    Returns
-    -------
-    Dataset or (X, y)
-    """
-    return load(
-        "susy",
-        data_home=data_home,
-        download_if_missing=download_if_missing,
-        return_X_y=return_X_y,
     )

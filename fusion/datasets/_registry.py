@@ -12,6 +12,9 @@ __all__ = [
     "ADULT_COLUMNS",
     "CENSUS_COLUMNS",
     "COVTYPE_COLUMNS",
+    "COVTYPE_TERRAIN",
+    "COVTYPE_WILDERNESS",
+    "COVTYPE_SOIL",
     "DOTA2_COLUMNS",
     "SUSY_COLUMNS",
     "Spec",
@@ -59,23 +62,21 @@ CENSUS_CONTINUOUS = (
     "weeks_worked_in_year",
 )
 
-COVTYPE_COLUMNS = (
-    [
-        "Elevation",
-        "Aspect",
-        "Slope",
-        "Horizontal_Distance_To_Hydrology",
-        "Vertical_Distance_To_Hydrology",
-        "Horizontal_Distance_To_Roadways",
-        "Hillshade_9am",
-        "Hillshade_Noon",
-        "Hillshade_3pm",
-        "Horizontal_Distance_To_Fire_Points",
-    ]
-    + [f"Wilderness_Area{i}" for i in range(1, 5)]
-    + [f"Soil_Type{i}" for i in range(1, 41)]
-    + ["Cover_Type"]
+COVTYPE_TERRAIN = (
+    "Elevation",
+    "Aspect",
+    "Slope",
+    "Horizontal_Distance_To_Hydrology",
+    "Vertical_Distance_To_Hydrology",
+    "Horizontal_Distance_To_Roadways",
+    "Hillshade_9am",
+    "Hillshade_Noon",
+    "Hillshade_3pm",
+    "Horizontal_Distance_To_Fire_Points",
 )
+COVTYPE_WILDERNESS = tuple(f"Wilderness_Area{i}" for i in range(1, 5))
+COVTYPE_SOIL = tuple(f"Soil_Type{i}" for i in range(1, 41))
+COVTYPE_COLUMNS = [*COVTYPE_TERRAIN, *COVTYPE_WILDERNESS, *COVTYPE_SOIL, "Cover_Type"]
 
 DOTA2_COLUMNS = ["team_won", "cluster_id", "game_mode", "game_type"] + [
     f"hero_{i}" for i in range(1, 114)
@@ -91,7 +92,7 @@ SUSY_COLUMNS = (
 TARGETS = ("binary", "multiclass")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Spec:
     name: str
     filename: str
@@ -100,8 +101,8 @@ class Spec:
     positive: str  # label text of the positive class, as pandas reads it
     negative: str
     positive_doc: str
-    categorical: tuple[str, ...]
-    drop: tuple[str, ...]
+    categorical: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
     n_rows: int  # rows of the shared copy (documentation and messages only)
     file_sha256: str  # of the shared .csv.gz (depends on the gzip implementation)
     content_sha256: str | None  # of the uncompressed CSV text: what download() verifies
@@ -111,14 +112,20 @@ class Spec:
     multiclass_doc: str | None = None
 
 
-SPECS: dict[str, Spec] = {
-    "adult": Spec(
-        name="adult",
-        filename="adult.csv.gz",
-        columns=tuple(ADULT_COLUMNS),
-        label="income",
-        positive=">50K",
-        negative="<=50K",
+# One data set a row: name, file of the shared copy, its columns, the label column and the
+# label texts of the positive and the negative class (as pandas reads them).
+_FILES = (
+    ("adult", "adult.csv.gz", ADULT_COLUMNS, "income", ">50K", "<=50K"),
+    ("census", "census_income_kdd.csv.gz", CENSUS_COLUMNS, "income", "50000+.", "- 50000."),
+    ("covertype", "covtype.csv.gz", COVTYPE_COLUMNS, "Cover_Type", "2", "1,3,4,5,6,7"),
+    ("dota2", "dota2.csv.gz", DOTA2_COLUMNS, "team_won", "1", "-1"),
+    ("susy", "susy.csv.gz", SUSY_COLUMNS, "label", "1", "0"),
+)
+
+# The rest of each data set's entry: what label 1 means, the columns read as categories or
+# dropped from X, the rows of the shared copy, its SHA-256 checksums and the UCI sources.
+_DETAILS: dict[str, dict] = {
+    "adult": dict(
         positive_doc="income > 50K",
         categorical=(
             "workclass",
@@ -130,19 +137,12 @@ SPECS: dict[str, Spec] = {
             "sex",
             "native_country",
         ),
-        drop=(),
         n_rows=48_842,
         file_sha256="52b9736a0ec775da41438aa0cf947a6abf2ad4bf27cfe740e0fdd32126347ca5",
         content_sha256="6f519c67ccd70e0c9d4f616b15d338aa6e44b336a20962f5010fb01bee0d12d4",
         urls=(f"{UCI}/adult/adult.data", f"{UCI}/adult/adult.test"),
     ),
-    "census": Spec(
-        name="census",
-        filename="census_income_kdd.csv.gz",
-        columns=tuple(CENSUS_COLUMNS),
-        label="income",
-        positive="50000+.",
-        negative="- 50000.",
+    "census": dict(
         positive_doc="income > 50K (label text '50000+.')",
         categorical=tuple(
             c for c in CENSUS_COLUMNS if c not in CENSUS_CONTINUOUS and c != "income"
@@ -156,16 +156,8 @@ SPECS: dict[str, Spec] = {
             f"{UCI}/census-income-mld/census-income.test.gz",
         ),
     ),
-    "covertype": Spec(
-        name="covertype",
-        filename="covtype.csv.gz",
-        columns=tuple(COVTYPE_COLUMNS),
-        label="Cover_Type",
-        positive="2",
-        negative="1,3,4,5,6,7",
+    "covertype": dict(
         positive_doc="Cover_Type == 2 (Lodgepole Pine); all other cover types are negative",
-        categorical=(),
-        drop=(),
         n_rows=581_012,
         file_sha256="3eb5d2425ee7ae8671442fe74865511dc8505e5576f84ea24ecedcd1c293f529",
         content_sha256="ea35ca6820fcbe0bdc6707e9ed31e11a9de84f07d88da73b511c737383c271a6",
@@ -175,31 +167,16 @@ SPECS: dict[str, Spec] = {
             "3 Ponderosa Pine, 4 Cottonwood/Willow, 5 Aspen, 6 Douglas-fir, 7 Krummholz"
         ),
     ),
-    "dota2": Spec(
-        name="dota2",
-        filename="dota2.csv.gz",
-        columns=tuple(DOTA2_COLUMNS),
-        label="team_won",
-        positive="1",
-        negative="-1",
+    "dota2": dict(
         positive_doc="team_won == 1 (first column)",
         categorical=("cluster_id", "game_mode", "game_type"),
-        drop=(),
         n_rows=102_944,
         file_sha256="6f58cc7a6bfd784ce58b8502f8fece6c2673303cd866764adbda95a34d9928d8",
         content_sha256="cceedeee31fe468bcfae63d63ebbb54cb954441651a171f36171dbda63de9b7a",
         urls=(f"{UCI}/00367/dota2Dataset.zip",),
     ),
-    "susy": Spec(
-        name="susy",
-        filename="susy.csv.gz",
-        columns=tuple(SUSY_COLUMNS),
-        label="label",
-        positive="1",
-        negative="0",
+    "susy": dict(
         positive_doc="label == 1 (signal; first column)",
-        categorical=(),
-        drop=(),
         n_rows=10_000,
         file_sha256="c160949cddfc4a6009daa6ff694ff801e68467dae3d19a3d9fa5dd7c75b14eb1",
         # The shared copy is a 10,000-row sample; a download is the full UCI file, kept as is.
@@ -207,6 +184,19 @@ SPECS: dict[str, Spec] = {
         urls=(f"{UCI}/00279/SUSY.csv.gz",),
         original_names=("SUSY.csv.gz", "SUSY.csv"),
     ),
+}
+
+SPECS: dict[str, Spec] = {
+    name: Spec(
+        name=name,
+        filename=filename,
+        columns=tuple(columns),
+        label=label,
+        positive=positive,
+        negative=negative,
+        **_DETAILS[name],
+    )
+    for name, filename, columns, label, positive, negative in _FILES
 }
 
 #: Names accepted by :func:`fusion.datasets.load`, in the order of the paper's Table 1.

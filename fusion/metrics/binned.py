@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._docs import doc
 from ._labels import binary_pair, class_pair, positive_int
 
 
@@ -39,6 +40,7 @@ def _ece(observed, predicted, count) -> float:
     return float(np.sum(np.abs(observed - predicted) * count) / np.sum(count))
 
 
+@doc
 def reliability_bins(
     y, p, n_bins: int = 10, strategy: str = "uniform", *, pos_label=None, labels=None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -46,30 +48,26 @@ def reliability_bins(
 
     Parameters
     ----------
-    y : array-like of shape (n,)
-        Labels (0/1, bool, or any two with ``pos_label``).
-    p : array-like of shape (n,) or (n, 2)
-        Predicted positive-class probabilities (or ``predict_proba`` output).
+    {binary_y_p}
     n_bins : int, default=10
         Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
         ``"uniform"``: bins ``[k/B, (k+1)/B)``, the last closed. ``"quantile"``: bins of
         equal counts (ties may straddle a boundary so that counts stay equal).
-    pos_label : optional
-        The positive label when ``y`` is not 0/1 or bool.
-    labels : array-like of shape (2,), optional
-        The two sorted classes, when ``y`` holds only one of them.
+    {binary_labels}
 
     Returns
     -------
     observed, predicted, count : ndarray
-        One entry per non-empty bin, in bin order.
+        One entry per non-empty bin, in bin order: the observed positive rate, the mean
+        prediction and the number of samples.
     """
     n_bins = positive_int(n_bins, "n_bins")
     y01, p1 = binary_pair(y, p, pos_label=pos_label, labels=labels)
     return _bin_table(y01, p1, n_bins, strategy)
 
 
+@doc
 def binned_ece(
     y,
     p,
@@ -84,24 +82,18 @@ def binned_ece(
 
     Parameters
     ----------
-    y, p : array-like
-        Labels and predicted positive-class probabilities, as in :func:`reliability_bins`.
-    n_bins : int, default=10
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width or equal-count bins (see :func:`reliability_bins`).
+    {binary_y_p}
+    {binary_bins}
     weighted : bool, default=True
         True: each bin's ``|observed rate - mean prediction|`` weighted by its share of the
         samples (Naeini & Cooper). False: the plain mean over non-empty bins (Wang, Li &
         Dang, eq. (70)).
-    pos_label : optional
-        The positive label when ``y`` is not 0/1 or bool.
-    labels : array-like of shape (2,), optional
-        The two sorted classes, when ``y`` holds only one of them.
+    {binary_labels}
 
     Returns
     -------
     float
+        In ``[0, 1]``; 0 when every bin's observed rate equals its mean prediction.
     """
     obs, pred, count = reliability_bins(
         y, p, n_bins=n_bins, strategy=strategy, pos_label=pos_label, labels=labels
@@ -111,6 +103,7 @@ def binned_ece(
     return float(np.mean(np.abs(obs - pred)))
 
 
+@doc
 def binned_mce(
     y, p, n_bins: int = 10, strategy: str = "uniform", *, pos_label=None, labels=None
 ) -> float:
@@ -118,20 +111,14 @@ def binned_mce(
 
     Parameters
     ----------
-    y, p : array-like
-        Labels and predicted positive-class probabilities, as in :func:`reliability_bins`.
-    n_bins : int, default=10
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width or equal-count bins (see :func:`reliability_bins`).
-    pos_label : optional
-        The positive label when ``y`` is not 0/1 or bool.
-    labels : array-like of shape (2,), optional
-        The two sorted classes, when ``y`` holds only one of them.
+    {binary_y_p}
+    {binary_bins}
+    {binary_labels}
 
     Returns
     -------
     float
+        In ``[0, 1]``; at least :func:`binned_ece` with the same bins.
     """
     obs, pred, _ = reliability_bins(
         y, p, n_bins=n_bins, strategy=strategy, pos_label=pos_label, labels=labels
@@ -139,6 +126,7 @@ def binned_mce(
     return float(np.max(np.abs(obs - pred)))
 
 
+@doc
 def top_label_bins(
     y, p, n_bins: int = 15, strategy: str = "uniform", *, labels=None, pos_label=None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -149,24 +137,13 @@ def top_label_bins(
 
     Parameters
     ----------
-    y : array-like of shape (n,)
-        Labels of any hashable, sortable kind.
-    p : array-like of shape (n, C) or (n,)
-        Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
-        binary positive-class probability.
-    n_bins : int, default=15
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width bins of ``[0, 1]`` or equal-count bins.
-    labels : array-like of shape (C,), optional
-        The sorted classes of the columns, when ``y`` does not hold every class.
-    pos_label : optional
-        The positive label, for a binary ``p`` of shape ``(n,)`` with labels other than 0/1.
+    {top_label_args}
 
     Returns
     -------
     accuracy, confidence, count : ndarray
-        One entry per non-empty bin, in bin order.
+        One entry per non-empty bin, in bin order: the share of rows whose top label is right,
+        their mean confidence and their number.
     """
     n_bins = positive_int(n_bins, "n_bins")
     index, P = class_pair(y, p, labels=labels, pos_label=pos_label)
@@ -175,6 +152,7 @@ def top_label_bins(
     return _bin_table((top == index).astype(float), confidence, n_bins, strategy)
 
 
+@doc
 def top_label_ece(
     y, p, n_bins: int = 15, strategy: str = "uniform", *, labels=None, pos_label=None
 ) -> float:
@@ -183,25 +161,7 @@ def top_label_ece(
     ``sum_b (n_b / n) |accuracy_b - confidence_b|`` over the bins of
     :func:`top_label_bins` (mass-weighted; 15 equal-width bins by default).
 
-    Parameters
-    ----------
-    y : array-like of shape (n,)
-        Labels of any hashable, sortable kind.
-    p : array-like of shape (n, C) or (n,)
-        Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
-        binary positive-class probability.
-    n_bins : int, default=15
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width bins of ``[0, 1]`` or equal-count bins.
-    labels : array-like of shape (C,), optional
-        The sorted classes of the columns, when ``y`` does not hold every class.
-    pos_label : optional
-        The positive label, for a binary ``p`` of shape ``(n,)`` with labels other than 0/1.
-
-    Returns
-    -------
-    float
+    {top_label_metric}
 
     Examples
     --------
@@ -216,6 +176,7 @@ def top_label_ece(
     )
 
 
+@doc
 def classwise_ece(
     y, p, n_bins: int = 15, strategy: str = "uniform", *, labels=None, pos_label=None
 ) -> float:
@@ -225,25 +186,7 @@ def classwise_ece(
     ``y == classes[k]``; then the mean over the ``C`` classes:
     ``(1/C) sum_k sum_b (n_bk / n) |observed_bk - predicted_bk|``.
 
-    Parameters
-    ----------
-    y : array-like of shape (n,)
-        Labels of any hashable, sortable kind.
-    p : array-like of shape (n, C) or (n,)
-        Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
-        binary positive-class probability.
-    n_bins : int, default=15
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width bins of ``[0, 1]`` or equal-count bins.
-    labels : array-like of shape (C,), optional
-        The sorted classes of the columns, when ``y`` does not hold every class.
-    pos_label : optional
-        The positive label, for a binary ``p`` of shape ``(n,)`` with labels other than 0/1.
-
-    Returns
-    -------
-    float
+    {top_label_metric}
     """
     n_bins = positive_int(n_bins, "n_bins")
     index, P = class_pair(y, p, labels=labels, pos_label=pos_label)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._docs import doc
 from ._labels import as_labels, class_index, positive_int
 
 
@@ -65,6 +66,7 @@ class GridCalibration:
         return float(np.max(self.gap))
 
 
+@doc
 def grid_calibration_table(
     estimator, S, y, bins: int = 10, min_count: int = 1000
 ) -> GridCalibration:
@@ -77,16 +79,7 @@ def grid_calibration_table(
 
     Parameters
     ----------
-    estimator : fitted fusion estimator
-        Needs ``ecdf_``, ``classes_`` and ``calibrating_function``.
-    S : array-like of shape (n, M)
-        Raw test scores.
-    y : array-like of shape (n,)
-        Test labels, in the estimator's label space (``classes_[1]`` is positive).
-    bins : int, default=10
-        Cells per axis.
-    min_count : int, default=1000
-        Minimum number of test samples for a cell to count.
+    {grid_args}
 
     Returns
     -------
@@ -142,55 +135,19 @@ def grid_calibration_table(
     )
 
 
+@doc
 def grid_ece(estimator, S, y, bins: int = 10, min_count: int = 1000) -> float:
     """Grid ECE: mean ``|observed - f(centre)|`` over cells with ``>= min_count`` samples.
 
-    Parameters
-    ----------
-    estimator : fitted fusion estimator
-        Binary model with ``ecdf_``, ``classes_`` and ``calibrating_function``.
-    S : array-like of shape (n, M)
-        Raw test scores.
-    y : array-like of shape (n,)
-        Test labels, in the estimator's label space (``classes_[1]`` is positive).
-    bins : int, default=10
-        Cells per axis.
-    min_count : int, default=1000
-        Minimum number of test samples for a cell to count.
-
-    Returns
-    -------
-    float
-
-    See Also
-    --------
-    grid_calibration_table : the per-cell values.
+    {grid_metric}
     """
     return grid_calibration_table(estimator, S, y, bins=bins, min_count=min_count).ece
 
 
+@doc
 def grid_mce(estimator, S, y, bins: int = 10, min_count: int = 1000) -> float:
     """Grid MCE: largest ``|observed - f(centre)|`` over cells with ``>= min_count`` samples.
 
-    Parameters
-    ----------
-    estimator : fitted fusion estimator
-        Binary model with ``ecdf_``, ``classes_`` and ``calibrating_function``.
-    S : array-like of shape (n, M)
-        Raw test scores.
-    y : array-like of shape (n,)
-        Test labels, in the estimator's label space (``classes_[1]`` is positive).
-    bins : int, default=10
-        Cells per axis.
-    min_count : int, default=1000
-        Minimum number of test samples for a cell to count.
-
-    Returns
-    -------
-    float
-
-    See Also
-    --------
-    grid_calibration_table : the per-cell values.
+    {grid_metric}
     """
     return grid_calibration_table(estimator, S, y, bins=bins, min_count=min_count).mce

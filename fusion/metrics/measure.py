@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._docs import doc
 from ._labels import binary_pair
 
 
+@doc
 def calibration_measure(y, p, *, pos_label=None, labels=None) -> float:
     """Empirical calibration measure ``c_emp`` (Gao, Parameswaran & Peng, Definition 2).
 
@@ -20,14 +22,8 @@ def calibration_measure(y, p, *, pos_label=None, labels=None) -> float:
 
     Parameters
     ----------
-    y : array-like of shape (n,)
-        Labels (0/1, bool, or any two with ``pos_label``).
-    p : array-like of shape (n,) or (n, 2)
-        Predicted positive-class probabilities (or ``predict_proba`` output).
-    pos_label : optional
-        The positive label when ``y`` is not 0/1 or bool.
-    labels : array-like of shape (2,), optional
-        The two sorted classes, when ``y`` holds only one of them.
+    {binary_y_p}
+    {binary_labels}
 
     Returns
     -------

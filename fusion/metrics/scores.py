@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._docs import doc
 from ._labels import as_labels, binary_pair, check_probabilities, class_pair
 
 
@@ -12,6 +13,7 @@ def _is_multiclass(y, p) -> bool:
     return p.ndim == 2 and p.shape[1] >= 3
 
 
+@doc
 def brier_score(y, p, *, labels=None, pos_label=None) -> float:
     """Brier score: mean squared error of the predicted class probabilities.
 
@@ -27,15 +29,7 @@ def brier_score(y, p, *, labels=None, pos_label=None) -> float:
 
     Parameters
     ----------
-    y : array-like of shape (n,)
-        Labels of any hashable, sortable kind.
-    p : array-like of shape (n,) or (n, C)
-        Positive-class probability, or class probabilities whose columns follow the sorted
-        labels (``predict_proba`` output); rows of an ``(n, C)`` matrix must sum to 1.
-    labels : array-like of shape (C,), optional
-        The sorted classes of the columns of ``p``, when ``y`` does not hold every class.
-    pos_label : optional
-        The positive label of a binary problem, when ``y`` is not 0/1 or bool.
+    {scoring_args}
 
     Returns
     -------
@@ -65,6 +59,7 @@ def brier_score(y, p, *, labels=None, pos_label=None) -> float:
     return float(np.mean((p1 - y01) ** 2))
 
 
+@doc
 def log_loss(y, p, *, labels=None, pos_label=None, eps: float = 1e-15) -> float:
     """Mean negative log-likelihood of the labels (natural logarithm).
 
@@ -75,15 +70,7 @@ def log_loss(y, p, *, labels=None, pos_label=None, eps: float = 1e-15) -> float:
 
     Parameters
     ----------
-    y : array-like of shape (n,)
-        Labels of any hashable, sortable kind.
-    p : array-like of shape (n,) or (n, C)
-        Positive-class probability, or class probabilities whose columns follow the sorted
-        labels.
-    labels : array-like of shape (C,), optional
-        The sorted classes of the columns of ``p``, when ``y`` does not hold every class.
-    pos_label : optional
-        The positive label of a binary problem, when ``y`` is not 0/1 or bool.
+    {scoring_args}
     eps : float, default=1e-15
         Clipping bound.
 

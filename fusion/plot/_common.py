@@ -6,6 +6,36 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..metrics._docs import FRAGMENTS, fill_doc
+
+#: Parameters several figures share (beside the metrics' ones in fusion/metrics/_docs.py).
+_FIGURE_FRAGMENTS = {
+    "diagram_labels": """\
+show_counts : bool, default=True
+    Marker area proportional to the number of samples in each bin.
+title : str, optional
+    Axes title (none by default).
+xlabel, ylabel : str
+    Axis labels.
+
+Returns
+-------
+matplotlib Axes""",
+    "square_labels": """\
+colorbar : bool, default=True
+    Add a colorbar for the probability.
+title : str, optional
+    Axes title; default the estimator's class name.
+xlabel, ylabel : str, optional
+    Axis labels; default ``"normalized score 1"`` and ``"normalized score 2"`` (or the
+    column names the estimator was fitted with).
+colorbar_label : str, optional
+    Default ``"P(Y = <positive class> | u)"``.""",
+}
+
+#: The decorator of the figures' docstrings: ``{name}`` lines become the shared text.
+doc = fill_doc({**FRAGMENTS, **_FIGURE_FRAGMENTS})
+
 
 def pyplot():
     """``matplotlib.pyplot``, imported on first use (matplotlib is the optional ``plot`` extra)."""

@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from ..metrics import reliability_bins, top_label_bins
 from ..metrics._labels import binary_pair
 from ..metrics.binned import _bin_ids
-from ._common import axes, positive_int, set_labels
+from ._common import axes, doc, positive_int, set_labels
 
 _DIAGONAL = "perfectly calibrated"
 
@@ -27,6 +27,19 @@ def _curve(ax, predicted, observed, count, *, label, show_counts, color=None):
     return line
 
 
+def _diagram(ax, predicted, observed, count, label, show_counts, title, xlabel, ylabel):
+    """A reliability diagram on square axes: the curve, the labels and, for a labelled curve,
+    the legend; returns the Axes (a new figure's when ``ax`` is None)."""
+    ax = axes(ax)
+    _curve(ax, predicted, observed, count, label=label, show_counts=show_counts)
+    ax.set_aspect("equal")
+    set_labels(ax, title=title, xlabel=xlabel, ylabel=ylabel)
+    if label is not None:
+        ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+@doc
 def reliability_diagram(
     y,
     p,
@@ -46,44 +59,20 @@ def reliability_diagram(
 
     Parameters
     ----------
-    y : array-like of shape (n,)
-        Labels (0/1, bool, or any two with ``pos_label``).
-    p : array-like of shape (n,) or (n, 2)
-        Predicted positive-class probabilities (or ``predict_proba`` output).
-    n_bins : int, default=10
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width or equal-count bins (:func:`fusion.metrics.reliability_bins`).
+    {binary_y_p}
+    {binary_bins}
     ax : matplotlib Axes, optional
         Drawn into a new figure when omitted; call again on the same ``ax`` to compare
         methods (the diagonal is drawn once).
     label : str, optional
         Legend label of the curve.
-    pos_label : optional
-        The positive label when ``y`` is not 0/1 or bool.
-    labels : array-like of shape (2,), optional
-        The two sorted classes, when ``y`` holds only one of them.
-    show_counts : bool, default=True
-        Marker area proportional to the number of samples in each bin.
-    title : str, optional
-        Axes title (none by default).
-    xlabel, ylabel : str
-        Axis labels.
-
-    Returns
-    -------
-    matplotlib Axes
+    {binary_labels}
+    {diagram_labels}
     """
     observed, predicted, count = reliability_bins(
         y, p, n_bins=n_bins, strategy=strategy, pos_label=pos_label, labels=labels
     )
-    ax = axes(ax)
-    _curve(ax, predicted, observed, count, label=label, show_counts=show_counts)
-    ax.set_aspect("equal")
-    set_labels(ax, title=title, xlabel=xlabel, ylabel=ylabel)
-    if label is not None:
-        ax.legend(loc="upper left", fontsize=8)
-    return ax
+    return _diagram(ax, predicted, observed, count, label, show_counts, title, xlabel, ylabel)
 
 
 def _bootstrap_rates(positives, totals, n_boot, confidence, random_state):
@@ -107,6 +96,7 @@ def _bootstrap_rates(positives, totals, n_boot, confidence, random_state):
     return lower, upper
 
 
+@doc
 def reliability_bands(
     y,
     p,
@@ -139,24 +129,15 @@ def reliability_bands(
 
     Parameters
     ----------
-    y : array-like of shape (n,)
-        Labels (0/1, bool, or any two with ``pos_label``).
-    p : array-like of shape (n,) or (n, 2)
-        Predicted positive-class probabilities (or ``predict_proba`` output).
-    n_bins : int, default=10
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width or equal-count bins (:func:`fusion.metrics.reliability_bins`).
+    {binary_y_p}
+    {binary_bins}
     n_boot : int, default=200
         Bootstrap resamples of the rows.
     confidence : float, default=0.9
         Coverage of the band, in ``(0, 1)``.
     random_state : int, RandomState instance or None, default=0
         Seed of the resampling; the default gives the same band on every call.
-    pos_label : optional
-        The positive label when ``y`` is not 0/1 or bool.
-    labels : array-like of shape (2,), optional
-        The two sorted classes, when ``y`` holds only one of them.
+    {binary_labels}
     ax : matplotlib Axes, optional
         Axes of the diagram; a new figure when omitted.
     histogram : bool, default=True
@@ -236,6 +217,7 @@ def reliability_bands(
     return ax
 
 
+@doc
 def top_label_reliability_diagram(
     y,
     p,
@@ -272,16 +254,7 @@ def top_label_reliability_diagram(
         Drawn into a new figure when omitted; call again on the same ``ax`` to compare.
     label : str, optional
         Legend label of the curve.
-    show_counts : bool, default=True
-        Marker area proportional to the number of samples in each bin.
-    title : str, optional
-        Axes title (none by default).
-    xlabel, ylabel : str
-        Axis labels.
-
-    Returns
-    -------
-    matplotlib Axes
+    {diagram_labels}
     """
     if np.ndim(p) != 2:
         raise ValueError(
@@ -291,10 +264,4 @@ def top_label_reliability_diagram(
     accuracy, confidence, count = top_label_bins(
         y, p, n_bins=n_bins, strategy=strategy, labels=labels
     )
-    ax = axes(ax)
-    _curve(ax, confidence, accuracy, count, label=label, show_counts=show_counts)
-    ax.set_aspect("equal")
-    set_labels(ax, title=title, xlabel=xlabel, ylabel=ylabel)
-    if label is not None:
-        ax.legend(loc="upper left", fontsize=8)
-    return ax
+    return _diagram(ax, confidence, accuracy, count, label, show_counts, title, xlabel, ylabel)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import axes, fitted_binary, positive_int, score_name, set_labels
+from ._common import axes, doc, fitted_binary, positive_int, score_name, set_labels
 
 
 def _surface(estimator, resolution: int):
@@ -27,6 +27,7 @@ def _square_labels(ax, estimator, title, xlabel, ylabel):
     )
 
 
+@doc
 def contour(
     estimator,
     *,
@@ -58,15 +59,7 @@ def contour(
         (for example the training data).
     cmap : str, default="viridis"
         Colormap of the filled contours.
-    colorbar : bool, default=True
-        Add a colorbar for the probability.
-    title : str, optional
-        Axes title; default the estimator's class name.
-    xlabel, ylabel : str, optional
-        Axis labels; default ``"normalized score 1"`` and ``"normalized score 2"`` (or the
-        column names the estimator was fitted with).
-    colorbar_label : str, optional
-        Default ``"P(Y = <positive class> | u)"``.
+    {square_labels}
 
     Returns
     -------
@@ -147,6 +140,7 @@ def _normalized_density(U: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarra
     return grid, z / (norm.pdf(g1) * norm.pdf(g2))
 
 
+@doc
 def fused_surface(
     estimator,
     scores=None,
@@ -192,15 +186,7 @@ def fused_surface(
         Shares of the points enclosed by the density contours, in ``(0, 1)``.
     cmap : str, default="viridis"
         Colormap of the heatmap (probabilities 0 to 1).
-    colorbar : bool, default=True
-        Add a colorbar for the probability.
-    title : str, optional
-        Axes title; default the estimator's class name.
-    xlabel, ylabel : str, optional
-        Axis labels; default ``"normalized score 1"`` and ``"normalized score 2"`` (or the
-        column names the estimator was fitted with).
-    colorbar_label : str, optional
-        Default ``"P(Y = <positive class> | u)"``.
+    {square_labels}
 
     Returns
     -------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import inspect
 
 import numpy as np
 import pytest
@@ -99,3 +100,21 @@ def test_multiclass_target_of_a_binary_set_names_the_sets_that_have_one(isolated
 def test_unknown_target_is_a_value_error(isolated):
     with pytest.raises(ValueError, match=r"target must be one of \['binary', 'multiclass'\]"):
         ds.load("covertype", target="ordinal")
+
+
+def test_binary_loaders_are_load_with_the_name_bound(isolated, monkeypatch):
+    calls = []
+    monkeypatch.setattr(ds._load, "load", lambda name, **kw: calls.append((name, kw)))
+    for name in ("adult", "census", "dota2", "susy"):
+        loader = getattr(ds, f"load_{name}")
+        assert loader.__name__ == loader.__qualname__ == f"load_{name}"
+        assert list(inspect.signature(loader).parameters) == [
+            "data_home",
+            "download_if_missing",
+            "return_X_y",
+        ]
+        loader(data_home=isolated, return_X_y=True)
+        with pytest.raises(TypeError):
+            loader(target="multiclass")  # only Covertype has another target
+    options = {"data_home": isolated, "download_if_missing": True, "return_X_y": True}
+    assert calls == [(name, options) for name in ("adult", "census", "dota2", "susy")]

@@ -165,3 +165,33 @@ def test_cv_takes_a_splitter_or_index_pairs(name):
     a = make(name, RANDOMIZED_PARAMS, **{**params, "cv": splitter}).fit(S, y)
     b = make(name, RANDOMIZED_PARAMS, **{**params, "cv": pairs}).fit(S, y)
     np.testing.assert_array_equal(a.predict_proba(S), b.predict_proba(S))
+
+
+@by_name
+@pytest.mark.parametrize(
+    "extremes",
+    [
+        [np.finfo(float).max, -np.finfo(float).max],
+        [1e308, -1e308],
+        [5e-324, -5e-324],
+        [np.inf, -np.inf],
+    ],
+    ids=["float-max", "1e308", "subnormal", "inf"],
+)
+def test_extreme_training_scores_act_through_their_ranks(name, extremes):
+    # Each extreme value replaces the largest/smallest score of a column: the ranks, hence
+    # every ECDF-normalized method's fit, are those of a moderate stand-in value.
+    S, y = scores(120, seed=11)
+    hi, lo = np.argmax(S[:, 1]), np.argmin(S[:, 1])
+    X = S.copy()
+    X[hi, 1], X[lo, 1] = max(extremes), min(extremes)
+    if max(extremes) == 5e-324:  # subnormals: between the neighbours instead
+        X[:, 1] = np.argsort(np.argsort(S[:, 1])) * 5e-324 - 60 * 5e-324
+    a = _make(name, increasing=True).fit(X, y)
+    p = a.predict_proba(X)
+    assert np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))
+    if getattr(a, "base_", None) is None:  # rank-only methods
+        Z = S.copy()
+        Z[:, 1] = np.argsort(np.argsort(X[:, 1], kind="stable"), kind="stable")
+        b = _make(name, increasing=True).fit(Z, y)
+        np.testing.assert_allclose(p, b.predict_proba(Z), atol=1e-9)

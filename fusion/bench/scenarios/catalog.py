@@ -13,10 +13,12 @@ that conclusions carry over to scorers nobody looked at.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...datasets._registry import COVTYPE_SOIL, COVTYPE_TERRAIN, COVTYPE_WILDERNESS
 from .scorers import SCORER_KINDS
 
 __all__ = [
@@ -54,18 +56,6 @@ _SUSY_HIGH = (
     "M_Delta_R",
     "dPhi_r_b",
     "cos_theta_r1",
-)
-_COVTYPE_TERRAIN = (
-    "Elevation",
-    "Aspect",
-    "Slope",
-    "Horizontal_Distance_To_Hydrology",
-    "Vertical_Distance_To_Hydrology",
-    "Horizontal_Distance_To_Roadways",
-    "Hillshade_9am",
-    "Hillshade_Noon",
-    "Hillshade_3pm",
-    "Horizontal_Distance_To_Fire_Points",
 )
 
 #: Named feature subsets per data set ("all" is every column and is not listed).
@@ -131,9 +121,8 @@ FEATURE_SETS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
     "covertype": {
-        "terrain": _COVTYPE_TERRAIN,
-        "soil_area": tuple(f"Wilderness_Area{i}" for i in range(1, 5))
-        + tuple(f"Soil_Type{i}" for i in range(1, 41)),
+        "terrain": COVTYPE_TERRAIN,
+        "soil_area": COVTYPE_WILDERNESS + COVTYPE_SOIL,
     },
     "dota2": {"heroes": tuple(f"hero_{i}" for i in range(1, 114))},
     "susy": {"low": _SUSY_LOW, "high": _SUSY_HIGH},
@@ -198,143 +187,84 @@ class Scenario:
         return " + ".join(s.label() for s in self.scorers)
 
 
-def _s(kind: str, features: str = "all", n_train: int = 5_000) -> ScorerSpec:
-    return ScorerSpec(kind, features, n_train)
+_SCORER = re.compile(r"(?P<kind>\w+)(?:\[(?P<features>\w+)\])?:(?P<n_train>\d+)")
+
+
+def _scorers(text: str) -> tuple[ScorerSpec, ...]:
+    """Scorers from ``"kind[features]:n_train ..."``: the notation of :meth:`ScorerSpec.label`
+    followed by the training rows (``"hgb[terrain]:10000 rf:10000"``)."""
+    specs = []
+    for item in text.split():
+        match = _SCORER.fullmatch(item)
+        if match is None:
+            raise ValueError(
+                f"scorer {item!r}: expected kind[features]:n_train, e.g. lr[work]:5000."
+            )
+        specs.append(ScorerSpec(match["kind"], match["features"] or "all", int(match["n_train"])))
+    return tuple(specs)
 
 
 # SUSY: the local copy has 10,000 rows, so its scenarios use three scorers of 1,000 rows each
 # (or two of 1,500), fusion samples of 500 and 2,000 only, and the remaining 5,000 rows as the
 # test set. Its cells are noisier than the others.
-_SUSY_FUSE = (500, 2_000)
+_SIZES: dict[str, dict] = {"susy": {"n_fuse": (500, 2_000), "n_test": 5_000}}
 
+
+def _scenario(name: str, dataset: str, role: str, scorers: str) -> Scenario:
+    """One row of the tables below; the sample sizes are the data set's (``_SIZES``)."""
+    return Scenario(name, dataset, role, _scorers(scorers), **_SIZES.get(dataset, {}))
+
+
+# One scenario a row: name, data set, role, scorers as kind[features]:training rows.
 MAIN: tuple[Scenario, ...] = (
-    Scenario(
-        "adult_rf_gnb",
-        "adult",
-        "tied/saturated pair",
-        (_s("rf", n_train=5_000), _s("gnb", n_train=5_000)),
-    ),
-    Scenario(
-        "adult_m3",
-        "adult",
-        "M=3, mixed",
-        (
-            _s("hgb_overfit", "work", 3_000),
-            _s("lr", "person", 5_000),
-            _s("knn", "all", 5_000),
-        ),
-    ),
-    Scenario(
-        "census_rare",
-        "census",
-        "rare positives (6 %)",
-        (_s("hgb", "all", 20_000), _s("lr", "person", 10_000)),
-    ),
-    Scenario(
+    _scenario("adult_rf_gnb", "adult", "tied/saturated pair", "rf:5000 gnb:5000"),
+    _scenario("adult_m3", "adult", "M=3, mixed", "hgb_overfit[work]:3000 lr[person]:5000 knn:5000"),
+    _scenario("census_rare", "census", "rare positives (6 %)", "hgb:20000 lr[person]:10000"),
+    _scenario(
         "census_rare_m3",
         "census",
         "rare positives, M=3, ties",
-        (
-            _s("rf", "work", 10_000),
-            _s("gnb", "person", 10_000),
-            _s("mlp_overfit", "all", 3_000),
-        ),
+        "rf[work]:10000 gnb[person]:10000 mlp_overfit:3000",
     ),
-    Scenario(
-        "covertype_sharp",
-        "covertype",
-        "sharp pair",
-        (_s("hgb", "all", 20_000), _s("mlp_overfit", "all", 5_000)),
-    ),
-    Scenario(
+    _scenario("covertype_sharp", "covertype", "sharp pair", "hgb:20000 mlp_overfit:5000"),
+    _scenario(
         "covertype_m4",
         "covertype",
         "M=4",
-        (
-            _s("hgb", "terrain", 10_000),
-            _s("rf", "all", 10_000),
-            _s("knn", "terrain", 10_000),
-            _s("lr", "all", 10_000),
-        ),
+        "hgb[terrain]:10000 rf:10000 knn[terrain]:10000 lr:10000",
     ),
-    Scenario(
-        "dota2_weak",
-        "dota2",
-        "weak pair",
-        (_s("lr", "all", 20_000), _s("knn", "heroes", 10_000)),
-    ),
-    Scenario(
+    _scenario("dota2_weak", "dota2", "weak pair", "lr:20000 knn[heroes]:10000"),
+    _scenario(
         "dota2_weak_m3",
         "dota2",
         "weak, M=3, overfit",
-        (
-            _s("hgb_overfit", "all", 5_000),
-            _s("gnb", "heroes", 10_000),
-            _s("mlp_overfit", "heroes", 5_000),
-        ),
+        "hgb_overfit:5000 gnb[heroes]:10000 mlp_overfit[heroes]:5000",
     ),
-    Scenario(
-        "susy_m3",
-        "susy",
-        "M=3, small data",
-        (
-            _s("mlp_overfit", "low", 1_000),
-            _s("hgb", "high", 1_000),
-            _s("lr", "all", 1_000),
-        ),
-        n_fuse=_SUSY_FUSE,
-        n_test=5_000,
-    ),
+    _scenario("susy_m3", "susy", "M=3, small data", "mlp_overfit[low]:1000 hgb[high]:1000 lr:1000"),
 )
 
 HOLDOUT: tuple[Scenario, ...] = (
-    Scenario(
-        "h_adult_et_svc",
-        "adult",
-        "pair, unseen kinds",
-        (_s("et", "all", 5_000), _s("svc", "work", 3_000)),
-    ),
-    Scenario(
+    _scenario("h_adult_et_svc", "adult", "pair, unseen kinds", "et:5000 svc[work]:3000"),
+    _scenario(
         "h_adult_m4",
         "adult",
         "M=4, unseen mix",
-        (
-            _s("hgb", "person", 5_000),
-            _s("et", "work", 5_000),
-            _s("gnb", "work", 5_000),
-            _s("mlp_overfit", "person", 3_000),
-        ),
+        "hgb[person]:5000 et[work]:5000 gnb[work]:5000 mlp_overfit[person]:3000",
     ),
-    Scenario(
+    _scenario(
         "h_census_rare",
         "census",
         "rare positives, unseen kinds",
-        (_s("et", "work", 10_000), _s("knn", "numeric", 10_000)),
+        "et[work]:10000 knn[numeric]:10000",
     ),
-    Scenario(
+    _scenario(
         "h_covertype_m3",
         "covertype",
         "M=3, unseen mix",
-        (
-            _s("et", "soil_area", 10_000),
-            _s("gnb", "terrain", 10_000),
-            _s("hgb_overfit", "terrain", 3_000),
-        ),
+        "et[soil_area]:10000 gnb[terrain]:10000 hgb_overfit[terrain]:3000",
     ),
-    Scenario(
-        "h_dota2_svc",
-        "dota2",
-        "weak pair, unseen kinds",
-        (_s("svc", "heroes", 3_000), _s("hgb", "all", 20_000)),
-    ),
-    Scenario(
-        "h_susy_et_knn",
-        "susy",
-        "pair, small data",
-        (_s("et", "high", 1_500), _s("knn", "low", 1_500)),
-        n_fuse=_SUSY_FUSE,
-        n_test=5_000,
-    ),
+    _scenario("h_dota2_svc", "dota2", "weak pair, unseen kinds", "svc[heroes]:3000 hgb:20000"),
+    _scenario("h_susy_et_knn", "susy", "pair, small data", "et[high]:1500 knn[low]:1500"),
 )
 
 _BY_NAME = {s.name: s for s in MAIN + HOLDOUT}

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import metrics
+from .._record import chosen, record_warnings
 from .catalog import Scenario
 from .contenders import Contender, FusionFit
 from .scores import ScoreSet, cached_scores
@@ -92,11 +93,7 @@ def evaluate(estimator, S_fuse, y_fuse, S_test, y_test) -> dict:
             row.update(status="error", error=f"{type(err).__name__}: {err}"[:300])
             for m in ("brier", "log_loss", "ece"):
                 row[m] = math.nan
-    row["warnings"] = len(caught)
-    if caught:
-        first = caught[0]
-        row["warning"] = f"{first.category.__name__}: {first.message}"[:200]
-    return row
+    return record_warnings(row, caught)
 
 
 #: Fitted attributes worth recording: the hyper-parameters a method chose by CV.
@@ -105,13 +102,7 @@ _SELECTED = ("degree_", "lam_", "lambda_", "C_", "copula_families_", "best_param
 
 def selected(estimator) -> str:
     """``"degree_=(3, 3); ..."``: what the (wrapped) estimator chose, for the CSV."""
-    model = getattr(estimator, "model_", estimator)
-    out = []
-    for name in _SELECTED:
-        value = getattr(model, name, None)
-        if value is not None and not callable(value):
-            out.append(f"{name}={value}")
-    return "; ".join(out)[:200]
+    return chosen(getattr(estimator, "model_", estimator), _SELECTED)
 
 
 def default_alias(contenders: Sequence[Contender]) -> dict[str, str]:

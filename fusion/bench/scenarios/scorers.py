@@ -56,113 +56,79 @@ def _ordinal(categorical: Sequence[str], numeric: Sequence[str]):
     return ColumnTransformer(parts, sparse_threshold=0.0)
 
 
-def _hgb(categorical, numeric, random_state):
-    return Pipeline(
-        [
-            ("pre", _ordinal(categorical, numeric)),
-            (
-                "model",
-                HistGradientBoostingClassifier(
-                    categorical_features=list(range(len(categorical))) or None,
-                    random_state=random_state,
-                ),
-            ),
-        ]
+def _pipeline(pre, model) -> Pipeline:
+    """A scorer: the preprocessing step ``"pre"``, then the classifier ``"model"``."""
+    return Pipeline([("pre", pre), ("model", model)])
+
+
+def _hgb(categorical, numeric, random_state, **params):
+    model = HistGradientBoostingClassifier(
+        **params,
+        categorical_features=list(range(len(categorical))) or None,
+        random_state=random_state,
     )
+    return _pipeline(_ordinal(categorical, numeric), model)
+
+
+# Many deep, unregularized boosting rounds at a high learning rate: training loss near zero,
+# test probabilities pushed to 0 and 1.
+_OVERFIT_BOOSTING = {
+    "learning_rate": 0.3,
+    "max_iter": 400,
+    "max_leaf_nodes": 63,
+    "min_samples_leaf": 3,
+    "l2_regularization": 0.0,
+    "early_stopping": False,
+}
 
 
 def _hgb_overfit(categorical, numeric, random_state):
-    # Many deep, unregularized boosting rounds at a high learning rate: training loss near
-    # zero, test probabilities pushed to 0 and 1.
-    return Pipeline(
-        [
-            ("pre", _ordinal(categorical, numeric)),
-            (
-                "model",
-                HistGradientBoostingClassifier(
-                    learning_rate=0.3,
-                    max_iter=400,
-                    max_leaf_nodes=63,
-                    min_samples_leaf=3,
-                    l2_regularization=0.0,
-                    early_stopping=False,
-                    categorical_features=list(range(len(categorical))) or None,
-                    random_state=random_state,
-                ),
-            ),
-        ]
-    )
+    return _hgb(categorical, numeric, random_state, **_OVERFIT_BOOSTING)
 
 
 def _mlp_overfit(categorical, numeric, random_state):
     # A wide network with (almost) no weight decay trained to convergence on a small sample.
-    return Pipeline(
-        [
-            ("pre", _encoded(categorical, numeric)),
-            (
-                "model",
-                MLPClassifier(
-                    hidden_layer_sizes=(256, 128),
-                    alpha=1e-6,
-                    max_iter=300,
-                    early_stopping=False,
-                    random_state=random_state,
-                ),
-            ),
-        ]
+    model = MLPClassifier(
+        hidden_layer_sizes=(256, 128),
+        alpha=1e-6,
+        max_iter=300,
+        early_stopping=False,
+        random_state=random_state,
     )
+    return _pipeline(_encoded(categorical, numeric), model)
 
 
 def _rf(categorical, numeric, random_state):
     # Fully grown trees: probabilities are multiples of 1/100, with many exact 0s and 1s.
-    return Pipeline(
-        [
-            ("pre", _ordinal(categorical, numeric)),
-            (
-                "model",
-                RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=random_state),
-            ),
-        ]
-    )
+    model = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=random_state)
+    return _pipeline(_ordinal(categorical, numeric), model)
 
 
 def _extra_trees(categorical, numeric, random_state):
-    return Pipeline(
-        [
-            ("pre", _ordinal(categorical, numeric)),
-            (
-                "model",
-                ExtraTreesClassifier(
-                    n_estimators=100, min_samples_leaf=2, n_jobs=1, random_state=random_state
-                ),
-            ),
-        ]
+    model = ExtraTreesClassifier(
+        n_estimators=100, min_samples_leaf=2, n_jobs=1, random_state=random_state
     )
+    return _pipeline(_ordinal(categorical, numeric), model)
 
 
 def _gnb(categorical, numeric, random_state):
-    return Pipeline([("pre", _encoded(categorical, numeric)), ("model", GaussianNB())])
+    return _pipeline(_encoded(categorical, numeric), GaussianNB())
 
 
 def _knn(categorical, numeric, random_state):
     # Probabilities are multiples of 1/30: a score with few distinct values.
-    return Pipeline([("pre", _encoded(categorical, numeric)), ("model", KNeighborsClassifier(30))])
+    return _pipeline(_encoded(categorical, numeric), KNeighborsClassifier(30))
 
 
 def _lr(categorical, numeric, random_state):
-    return Pipeline(
-        [
-            ("pre", _encoded(categorical, numeric)),
-            ("model", LogisticRegression(max_iter=2000)),
-        ]
-    )
+    return _pipeline(_encoded(categorical, numeric), LogisticRegression(max_iter=2000))
 
 
 def _svc(categorical, numeric, random_state):
     # Platt-scaled RBF SVM: the sigmoid fitted on 5-fold out-of-fold decision values, one SVM
     # refitted on all rows (what SVC(probability=True) did before scikit-learn 1.9).
     svc = CalibratedClassifierCV(SVC(random_state=random_state), method="sigmoid", ensemble=False)
-    return Pipeline([("pre", _encoded(categorical, numeric)), ("model", svc)])
+    return _pipeline(_encoded(categorical, numeric), svc)
 
 
 #: kind -> (builder, one-line description for the report).

@@ -56,3 +56,20 @@ def test_bad_scenarios_are_refused_with_the_reason():
         C.Scenario("t", "adult", "r", (C.ScorerSpec("lr", "heroes"), C.ScorerSpec("lr")))
     with pytest.raises(ValueError, match="at least 2 scorers"):
         C.Scenario("t", "adult", "r", (C.ScorerSpec("lr"),))
+
+
+def test_scorer_notation_gives_kind_features_and_training_rows():
+    assert C._scorers("hgb_overfit[work]:3000 knn:5000") == (
+        C.ScorerSpec("hgb_overfit", "work", 3_000),
+        C.ScorerSpec("knn", "all", 5_000),
+    )
+    for bad in ("lr[work]", "lr:5k", "lr[work:5000"):
+        with pytest.raises(ValueError, match=r"expected kind\[features\]:n_train"):
+            C._scorers(bad)
+
+
+def test_susy_scenarios_take_the_small_sizes_and_the_others_the_defaults():
+    for s in C.MAIN + C.HOLDOUT:
+        small = s.dataset == "susy"
+        assert s.n_fuse == ((500, 2_000) if small else (500, 2_000, 10_000)), s.name
+        assert s.n_test == (5_000 if small else 50_000), s.name

@@ -1,0 +1,106 @@
+"""Parameter descriptions that several public functions share, written once.
+
+A docstring line that holds only ``{name}`` is replaced by the fragment ``name``, indented as
+that line was (the approach of pandas' ``@doc`` and MNE's ``fill_doc``): a parameter that
+means the same in several functions has one description to keep right. The figures of
+:mod:`fusion.plot` use the same fragments for the same parameters.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+__all__ = ["FRAGMENTS", "fill_doc", "doc"]
+
+F = TypeVar("F", bound=Callable)
+
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>\w+)\}[ \t]*$", re.MULTILINE)
+
+#: Fragments by name (numpydoc text without indentation).
+FRAGMENTS: dict[str, str] = {
+    "binary_y_p": """\
+y : array-like of shape (n,)
+    Labels (0/1, bool, or any two with ``pos_label``).
+p : array-like of shape (n,) or (n, 2)
+    Predicted positive-class probabilities (or ``predict_proba`` output).""",
+    "binary_bins": """\
+n_bins : int, default=10
+    Number of bins.
+strategy : {"uniform", "quantile"}, default="uniform"
+    Equal-width or equal-count bins (see :func:`fusion.metrics.reliability_bins`).""",
+    "binary_labels": """\
+pos_label : optional
+    The positive label when ``y`` is not 0/1 or bool.
+labels : array-like of shape (2,), optional
+    The two sorted classes, when ``y`` holds only one of them.""",
+    "top_label_args": """\
+y : array-like of shape (n,)
+    Labels of any hashable, sortable kind.
+p : array-like of shape (n, C) or (n,)
+    Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
+    binary positive-class probability.
+n_bins : int, default=15
+    Number of bins.
+strategy : {"uniform", "quantile"}, default="uniform"
+    Equal-width bins of ``[0, 1]`` or equal-count bins.
+labels : array-like of shape (C,), optional
+    The sorted classes of the columns, when ``y`` does not hold every class.
+pos_label : optional
+    The positive label, for a binary ``p`` of shape ``(n,)`` with labels other than 0/1.""",
+    "scoring_args": """\
+y : array-like of shape (n,)
+    Labels of any hashable, sortable kind.
+p : array-like of shape (n,) or (n, C)
+    Positive-class probability, or class probabilities whose columns follow the sorted
+    labels (``predict_proba`` output); rows of an ``(n, C)`` matrix must sum to 1.
+labels : array-like of shape (C,), optional
+    The sorted classes of the columns of ``p``, when ``y`` does not hold every class.
+pos_label : optional
+    The positive label of a binary problem, when ``y`` is not 0/1 or bool.""",
+    "grid_args": """\
+estimator : fitted fusion estimator
+    Binary model with ``ecdf_``, ``classes_`` and ``calibrating_function``.
+S : array-like of shape (n, M)
+    Raw test scores.
+y : array-like of shape (n,)
+    Test labels, in the estimator's label space (``classes_[1]`` is positive).
+bins : int, default=10
+    Cells per axis.
+min_count : int, default=1000
+    Minimum number of test samples for a cell to count.""",
+}
+
+
+def _sections(arguments: str, see_also: str = "") -> str:
+    """The Parameters and Returns sections of a metric returning a float (and See Also)."""
+    text = f"Parameters\n----------\n{FRAGMENTS[arguments]}\n\nReturns\n-------\nfloat"
+    return text + (f"\n\nSee Also\n--------\n{see_also}" if see_also else "")
+
+
+FRAGMENTS["top_label_metric"] = _sections("top_label_args")
+FRAGMENTS["grid_metric"] = _sections("grid_args", "grid_calibration_table : the per-cell values.")
+
+
+def fill_doc(fragments: Mapping[str, str]) -> Callable[[F], F]:
+    """A decorator that puts ``fragments`` into the ``{name}`` lines of a docstring.
+
+    An unknown name raises ``KeyError`` at import, so a misspelt placeholder cannot reach the
+    documentation. Docstrings stripped by ``python -OO`` are left as they are (None).
+    """
+
+    def fill(match: re.Match) -> str:
+        return textwrap.indent(fragments[match["name"]], match["indent"])
+
+    def decorate(func: F) -> F:
+        if func.__doc__:
+            func.__doc__ = _PLACEHOLDER.sub(fill, func.__doc__)
+        return func
+
+    return decorate
+
+
+#: The decorator of the metrics' docstrings.
+doc = fill_doc(FRAGMENTS)
