@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 
 from ..scenarios.paired import paired_flag
+from ..scenarios.tables import _milli, _num, _seconds, _table
 from .data import SCORER_KINDS
 from .runner import ECE_BINS, METRICS, RunResult
 
@@ -122,30 +123,6 @@ def summary(cells):
         row["fit_ratio_median"] = float(ratios.median()) if len(ratios) else math.nan
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
-    marks = ["---" if a == "l" else "---:" for a in align]
-    return ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"] + [
-        "| " + " | ".join(r) + " |" for r in rows
-    ]
-
-
-def _num(x, digits: int = 4) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
-def _milli(x, flag: str = "") -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    text = f"{1000 * x:+.2f}"
-    return {"worse": f"**{text} W**", "better": f"{text} B"}.get(flag, text)
-
-
-def _seconds(x) -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    return f"{x:.3f}" if x < 1 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
 
 
 def _ratio(x) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import metrics
+from .._record import record_warnings
 from ..scenarios.contenders import Contender
 from .contenders import scorer_contenders
 from .data import ScoreSet, Setup, cached_scores, load_data
@@ -106,10 +107,7 @@ def evaluate(estimator, S_fuse, y_fuse, S_test, y_test, classes) -> dict:
             row.update(score_probabilities(y_test, P, classes))
         except Exception as err:  # a failing method is reported, the benchmark goes on
             row.update(_empty_row("error", f"{type(err).__name__}: {err}"[:300]))
-    row["warnings"] = len(caught)
-    if caught:
-        row["warning"] = f"{caught[0].category.__name__}: {caught[0].message}"[:200]
-    return row
+    return record_warnings(row, caught)
 
 
 def _fit_seed(setup: str, seed: int, n: int) -> int:
