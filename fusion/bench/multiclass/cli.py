@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -91,6 +90,11 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         metavar="KEY",
         help="contenders timed against LR (default: default; candidates by name)",
     )
+    p.add_argument(
+        "--report-from",
+        metavar="DIR",
+        help="fit nothing: rebuild DIR/report.md from the files an earlier --out wrote there",
+    )
     p.add_argument("--no-speed", action="store_true", help="skip the speed comparison")
     p.add_argument("--speed-only", action="store_true", help="only the speed comparison")
     p.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default: 1)")
@@ -142,9 +146,16 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
 
     from ...datasets import DatasetNotFoundError
     from .contenders import resolve
-    from .report import markdown, write
+    from .report import markdown, read, write
     from .runner import RunConfig, RunResult, run
-    from .speed import speed_section
+    from .speed import measure
+
+    if args.report_from:
+        result, command, speed_rows, quick = read(args.report_from)
+        text = markdown(result, command, speed_rows, quick)
+        (Path(args.report_from) / "report.md").write_text(text, encoding="utf-8")
+        print(text, end="")
+        return 0
 
     setups = QUICK_SETUPS if args.quick else SETUPS
     if args.setups:
@@ -187,22 +198,17 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
             except DatasetNotFoundError as err:
                 print(f"error: {err}", file=sys.stderr)
                 return 2
-        speed_lines, speed_rows = None, []
+        speed_rows = []
         if not args.no_speed:
-            speed_lines, speed_rows = speed_section(
+            speed_rows = measure(
                 [by_key[k] for k in args.speed_methods],
                 n=args.speed_n or speed["n"],
                 C=args.speed_classes,
                 repeats=args.speed_repeats or speed["repeats"],
-                quick=args.quick and not args.speed_n,
             )
-    text = markdown(result, command, speed_lines)
-    print(text, end="")
+    quick = args.quick and not args.speed_n
+    print(markdown(result, command, speed_rows, quick), end="")
     if args.out:
-        paths = write(result, args.out, text)
-        if speed_rows:
-            paths.append(Path(args.out) / "speed.json")
-            paths[-1].write_text(json.dumps(speed_rows, indent=1), encoding="utf-8")
-        for path in paths:
+        for path in write(result, args.out, command, speed_rows, quick):
             print(f"wrote {path}", file=sys.stderr)
     return 0

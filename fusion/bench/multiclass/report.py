@@ -11,15 +11,17 @@ scorer say whether a contender beats every single scorer.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 from ..scenarios.paired import paired_flag
 from ..scenarios.tables import _milli, _num, _seconds, _table
-from .data import SCORER_KINDS
-from .runner import ECE_BINS, METRICS, RunResult
+from .data import SCORER_KINDS, SETUPS
+from .runner import ECE_BINS, METRICS, RunConfig, RunResult
+from .speed import speed_lines
 
-__all__ = ["REFERENCE_TIME", "cell_stats", "summary", "markdown", "write"]
+__all__ = ["REFERENCE_TIME", "cell_stats", "summary", "markdown", "write", "read"]
 
 #: The contender whose fit time every other one is divided by (per cell, same run).
 REFERENCE_TIME = "lr_logp"
@@ -201,6 +203,31 @@ def _cell_table(g, labels: dict[str, str]) -> list[str]:
     return _table(header + ["accuracy", "fit s", "fit / LR"], rows, "l" + "r" * 11)
 
 
+def _method_table(cells, method: str, labels: dict[str, str]) -> list[str]:
+    """One contender across the cells: per metric the best peer's value and the contender's
+    difference to it."""
+    rows = []
+    for (setup, n), g in cells.groupby(["setup", "n_fuse"], sort=False):
+        g = g.set_index("method")
+        if method not in g.index:
+            continue
+        r = g.loc[method]
+        row = [f"`{setup}` {n:,}"]
+        for m in METRICS:
+            ref = r[f"{m}_ref"]
+            row += [_num(g.loc[ref, m]) if ref in g.index else "—",
+                    _milli(r[f"{m}_diff"], r[f"{m}_flag"])]  # fmt: skip
+        row += [_seconds(r["fit_median"]), _ratio(r["fit_ratio"])]
+        if r["status"] != "ok":
+            row = [row[0], r["status"]] + [""] * 9
+        rows.append(row)
+    header = ["cell"]
+    for m in METRICS:
+        header += [f"best peer {_NAMES[m]}", "Δ"]
+    lines = [f"`{labels.get(method, method)}` per cell (best peer's value, Δ x 1e-3):", ""]
+    return lines + _table(header + ["fit s", "fit / LR"], rows, "l" + "r" * 10) + [""]
+
+
 def _summary_table(summ, labels: dict[str, str], n_cells: int) -> list[str]:
     rows = []
     for _, r in summ.iterrows():
@@ -229,8 +256,11 @@ def _summary_table(summ, labels: dict[str, str], n_cells: int) -> list[str]:
     )
 
 
-def markdown(result: RunResult, command: str, speed: list[str] | None = None) -> str:
-    """The report: setups, a summary over cells, one table per cell, the speed section."""
+def markdown(
+    result: RunResult, command: str, speed: list[dict] | None = None, quick: bool = False
+) -> str:
+    """The report: setups, a summary over cells, the default per cell, one table per cell,
+    and the speed section of ``speed`` (rows of :func:`.speed.measure`)."""
     import pandas as pd
 
     fits = pd.DataFrame(result.rows)
@@ -240,7 +270,7 @@ def markdown(result: RunResult, command: str, speed: list[str] | None = None) ->
     if len(fits):
         lines += _fit_sections(result, fits)
     if speed:
-        lines += speed + [""]
+        lines += speed_lines(speed, quick=quick) + [""]
     lines += [f"Run time: {result.elapsed / 60:.1f} min.", ""]
     return "\n".join(lines)
 
@@ -256,6 +286,10 @@ def _fit_sections(result: RunResult, fits) -> list[str]:
         "",
     ]
     lines += _summary_table(summary(cells), result.labels, n_cells) + [""]
+    focus = [k for k, f in result.families.items() if f in ("fusion", "candidate")][:1]
+    focus += [k for k, f in result.families.items() if f == "candidate"][:3]
+    for method in dict.fromkeys(focus):
+        lines += _method_table(cells, method, result.labels)
     for (setup, n), g in cells.groupby(["setup", "n_fuse"], sort=False):
         seeds = int(g["n_seeds"].max())
         lines += [f"### `{setup}`, n_fuse = {n:,} ({seeds} seed{'s' * (seeds != 1)})", ""]
@@ -278,16 +312,55 @@ def _fit_sections(result: RunResult, fits) -> list[str]:
     return lines
 
 
-def write(result: RunResult, out: str, text: str) -> list[Path]:
-    """``fits.csv`` (one row per fit), ``cells.csv``, ``scores.csv`` and ``report.md``."""
+def write(
+    result: RunResult,
+    out: str,
+    command: str,
+    speed: list[dict] | None = None,
+    quick: bool = False,
+) -> list[Path]:
+    """Write ``report.md``, ``fits.csv`` (one row per fit), ``cells.csv``, ``scores.csv``,
+    ``speed.json`` and ``run.json`` (command, notes, run time) into ``out``; :func:`read`
+    rebuilds the report from them."""
     import pandas as pd
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     fits = pd.DataFrame(result.rows)
-    paths = [folder / name for name in ("fits.csv", "cells.csv", "scores.csv", "report.md")]
-    fits.to_csv(paths[0], index=False)
-    (cell_stats(fits) if len(fits) else pd.DataFrame()).to_csv(paths[1], index=False)
-    pd.DataFrame(result.scores).to_csv(paths[2], index=False)
-    paths[3].write_text(text, encoding="utf-8")
+    names = ("report.md", "fits.csv", "cells.csv", "scores.csv", "speed.json", "run.json")
+    paths = [folder / name for name in names]
+    paths[0].write_text(markdown(result, command, speed, quick), encoding="utf-8")
+    fits.to_csv(paths[1], index=False)
+    (cell_stats(fits) if len(fits) else pd.DataFrame()).to_csv(paths[2], index=False)
+    pd.DataFrame(result.scores).to_csv(paths[3], index=False)
+    paths[4].write_text(json.dumps(speed or [], indent=1), encoding="utf-8")
+    run = {"command": command, "notes": result.notes, "elapsed": result.elapsed,
+           "quick_speed": quick}  # fmt: skip
+    paths[5].write_text(json.dumps(run, indent=1), encoding="utf-8")
     return paths
+
+
+def read(out: str, setups=SETUPS) -> tuple[RunResult, str, list[dict], bool]:
+    """``(result, command, speed rows, quick)`` from the files :func:`write` put in ``out``
+    (the run's setups are looked up by name in ``setups``)."""
+    import pandas as pd
+
+    folder = Path(out)
+    fits = pd.read_csv(folder / "fits.csv", keep_default_na=False, na_values=[""])
+    scores = pd.read_csv(folder / "scores.csv")
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    speed = json.loads((folder / "speed.json").read_text(encoding="utf-8"))
+    known = {s.name: s for s in setups}
+    ran = tuple(known[name] for name in dict.fromkeys(scores["setup"]))
+    config = RunConfig(setups=ran, sizes=tuple(sorted(int(n) for n in set(fits["n_fuse"]))))
+    first = fits.drop_duplicates("method")
+    result = RunResult(
+        rows=fits.to_dict("records"),
+        scores=scores.to_dict("records"),
+        labels=dict(zip(first["method"], first["label"], strict=True)),
+        families=dict(zip(first["method"], first["family"], strict=True)),
+        config=config,
+        notes=list(run["notes"]),
+        elapsed=float(run["elapsed"]),
+    )
+    return result, run["command"], speed, bool(run["quick_speed"])

@@ -222,7 +222,7 @@ def _cell(setup: Setup, ss: ScoreSet, n: int, contenders, config, bar) -> list[d
                 row = _empty_row("error", f"{type(err).__name__}: {err}"[:300])
             else:
                 row = evaluate(estimator, S_fuse, y_fuse, ss.S_test, ss.y_test, ss.classes)
-        out.append({**base, "method": c.key, "family": c.family, **row})
+        out.append({**base, "method": c.key, "label": c.label, "family": c.family, **row})
         if bar is not None:
             bar.update(1)
     return out

@@ -21,7 +21,7 @@ from scipy.special import softmax
 
 from .contenders import StackedLogLR
 
-__all__ = ["REFERENCES", "simulate_scores", "time_ratio", "speed_section"]
+__all__ = ["REFERENCES", "simulate_scores", "time_ratio", "measure", "speed_lines"]
 
 #: The logistic regressions every method is timed against: key -> (label, factory).
 REFERENCES: dict[str, tuple[str, Callable[[], object]]] = {
@@ -73,26 +73,34 @@ def time_ratio(make: Callable[[], object], S: np.ndarray, y: np.ndarray, repeats
     return out
 
 
-def speed_section(
-    contenders, n: int, C: int, repeats: int, target: float = 30.0, quick: bool = False
-) -> tuple[list[str], list[dict]]:
-    """Time each contender against the references; Markdown lines and one dict each."""
+def measure(contenders, n: int, C: int, repeats: int) -> list[dict]:
+    """:func:`time_ratio` of each contender on :func:`simulate_scores` ``(n, C)``."""
     S, y = simulate_scores(n, C)
-    rows, out = [], []
+    out = []
     for c in contenders:
         r = time_ratio(c.make, S, y, repeats)
         r.update(method=c.key, label=c.label, n=n, C=C, M=S.shape[1])
         out.append(r)
+    return out
+
+
+def speed_lines(rows: list[dict], target: float = 30.0, quick: bool = False) -> list[str]:
+    """The Markdown section of :func:`measure`'s rows (all of one ``n`` and ``C``)."""
+    if not rows:
+        return []
+    n, C, M, repeats = (rows[0][k] for k in ("n", "C", "M", "repeats"))
+    table = []
+    for r in rows:
         cells = [f"{r['seconds']:.3g}"]
         for key in REFERENCES:
             mark = "" if r[f"ratio_{key}"] <= target else " (above target)"
             cells += [f"{r[f'{key}_seconds']:.3g}", f"{r[f'ratio_{key}']:.1f}{mark}"]
-        rows.append(f"| {c.label} | " + " | ".join(cells) + " |")
+        table.append(f"| {r['label']} | " + " | ".join(cells) + " |")
     header = ["method", "fit s"]
     for label, _ in REFERENCES.values():
         header += [f"{label} s", f"ratio to {label}"]
     lines = [
-        f"### Fit time: {C} classes x {S.shape[1]} scorers x {n:,} rows (issue 13 item 3)",
+        f"### Fit time: {C} classes x {M} scorers x {n:,} rows (issue 13 item 3)",
         "",
         f"Synthetic scorer outputs (three miscalibrations of a known {C}-class posterior; "
         f"`fusion.bench.multiclass.speed.simulate_scores`). Median of {repeats} alternating "
@@ -102,8 +110,8 @@ def speed_section(
         "",
         "| " + " | ".join(header) + " |",
         "| --- |" + " ---: |" * (len(header) - 1),
-        *rows,
+        *table,
     ]
     if quick:
         lines += ["", f"(--quick: {n:,} rows, not the issue's 5,000.)"]
-    return lines, out
+    return lines

@@ -9,9 +9,9 @@ import pytest
 from fusion.bench.multiclass import cli
 from fusion.bench.multiclass.contenders import resolve
 from fusion.bench.multiclass.data import Setup
-from fusion.bench.multiclass.report import markdown, write
+from fusion.bench.multiclass.report import markdown, read, write
 from fusion.bench.multiclass.runner import RunConfig, run
-from fusion.bench.multiclass.speed import simulate_scores, speed_section
+from fusion.bench.multiclass.speed import measure, simulate_scores, speed_lines
 
 from .test_data import toy_data
 
@@ -31,16 +31,22 @@ def test_end_to_end_on_toy_data(tmp_path):
     skipped = [r for r in result.rows if r["status"] == "skipped"]
     assert len(skipped) == 2 and all(r["method"] == "platt" and r["n_fuse"] == 240 for r in skipped)
     assert len(ok) == 30 and all(np.isfinite(r["log_loss"]) for r in ok)
-    text = markdown(result, "python benchmarks/bench_multiclass.py --toy")
+    command = "python benchmarks/bench_multiclass.py --toy"
+    text = markdown(result, command)
     assert "### `toy`, n_fuse = 240 (2 seeds)" in text and "| enir (one-vs-rest) |" in text
-    paths = write(result, str(tmp_path / "out"), text)
+    assert "| scorer 2 (rf), raw |" in text and "`enir (one-vs-rest)` per cell" in text
+    paths = write(result, str(tmp_path / "out"), command)
     assert all(p.is_file() for p in paths)
+    # the files rebuild the same report
+    again, command_again, speed, quick = read(str(tmp_path / "out"), setups=(setup,))
+    assert markdown(again, command_again, speed, quick) == text
 
 
 def test_speed_section_reports_a_ratio_for_each_method():
     S, y = simulate_scores(300, C=4)
     assert S.shape == (300, 3, 4) and set(y) == {0, 1, 2, 3}
-    lines, rows = speed_section(resolve(["enir"], [])[:1], n=300, C=4, repeats=1)
+    rows = measure(resolve(["enir"], [])[:1], n=300, C=4, repeats=1)
+    lines = speed_lines(rows)
     assert rows[0]["ratio_lr_raw"] > 0 and rows[0]["ratio_lr_scaled"] > 0
     assert rows[0]["method"] == "enir"
     assert any(line.startswith("| enir (one-vs-rest) |") for line in lines)
