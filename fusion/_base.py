@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from numbers import Integral
 from typing import ClassVar
 
@@ -100,6 +102,7 @@ def _is_state(name: str) -> bool:
     return name.endswith("_") and not name.startswith("__")
 
 
+@dataclass(eq=False, repr=False)
 class FusionEstimator(ClassifierMixin, BaseEstimator):
     """Base class of the fusion estimators (not used directly).
 
@@ -188,6 +191,16 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         "coupling_slope_",
         "coupling_intercept_",
     )
+
+    # Parameters: every estimator declares its own as dataclass fields (the generated
+    # __init__ only stores them, as scikit-learn requires); these shared ones come last and
+    # keyword-only.
+    _: KW_ONLY
+    increasing: bool | str | Sequence = "auto"
+    missing: str = "error"
+    ecdf_knots: int | str | None = "auto"
+    random_state: int | np.random.RandomState | None = 0
+    verbose: bool | int = False
 
     # -- steps a method implements -------------------------------------------------------
     def _fit_normalized(self, U: np.ndarray, y: np.ndarray, sample_weight: np.ndarray):

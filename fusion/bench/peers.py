@@ -115,6 +115,10 @@ class LogisticStacking(FusionEstimator):
         ``scale="u"``).
     """
 
+    #: As its users fit it: the scores as given (the base's default would reverse an
+    #: anti-aligned score first).
+    increasing = True
+
     _parameter_constraints = {
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "scale": [StrOptions({"logit", "u"})],
@@ -178,6 +182,13 @@ class IsotonicMean(FusionEstimator):
         Knots of the fitted function on the mean normalized score.
     """
 
+    #: As its users fit it: the scores as given (the base's default would reverse an
+    #: anti-aligned score first).
+    increasing = True
+
+    def __init__(self):  # no parameters (not the base's shared ones either)
+        pass
+
     _allows_1d = True
     _monotone = True
 
@@ -215,6 +226,10 @@ class MonotoneLightGBM(FusionEstimator):
         The fitted model as LightGBM's text format (plain data; the booster is rebuilt
         from it for prediction).
     """
+
+    #: As its users fit it: the scores as given (the base's default would reverse an
+    #: anti-aligned score first).
+    increasing = True
 
     _allows_1d = True
     _monotone = True

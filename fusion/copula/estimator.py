@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from numbers import Real
 
 import numpy as np
@@ -30,6 +32,7 @@ def _plain(label):
     return label.item() if isinstance(label, np.generic) else label
 
 
+@dataclass(eq=False, repr=False)
 class CopulaFusion(FusionEstimator):
     """Fusion by Bayes' rule with per-class marginals and a copula chosen by likelihood.
 
@@ -182,26 +185,10 @@ class CopulaFusion(FusionEstimator):
         "copula_candidate_params_",
     )
 
-    def __init__(
-        self,
-        families="all",
-        *,
-        selection: str = "loglik",
-        bandwidth="silverman",
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.families = families
-        self.selection = selection
-        self.bandwidth = bandwidth
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
+    families: str | Sequence[str] = "all"
+    _: KW_ONLY
+    selection: str = "loglik"
+    bandwidth: str | float = "silverman"
 
     # -- fitting -----------------------------------------------------------------------------
     def _candidate_families(self, M: int) -> tuple[str, ...]:

@@ -6,23 +6,13 @@
 * :mod:`.sketch` -- at most ``n_knots`` knots per column, in memory or merged over blocks.
 """
 
+from . import normalizer
 from .lookup import KnotLookup, interp_segments
 from .midrank import mid_distribution
-from .normalizer import (
-    ConstantColumnError,
-    ECDFNormalizer,
-    mid_ecdf_knots,
-    score_columns,
-    valid_knots,
-)
+from .normalizer import ConstantColumnError as ConstantColumnError
+from .normalizer import ECDFNormalizer as ECDFNormalizer
+from .normalizer import mid_ecdf_knots as mid_ecdf_knots
+from .normalizer import score_columns as score_columns
+from .normalizer import valid_knots as valid_knots
 
-__all__ = [
-    "ECDFNormalizer",
-    "ConstantColumnError",
-    "mid_ecdf_knots",
-    "mid_distribution",
-    "score_columns",
-    "valid_knots",
-    "interp_segments",
-    "KnotLookup",
-]
+__all__ = [*normalizer.__all__, "mid_distribution", "interp_segments", "KnotLookup"]

@@ -108,7 +108,10 @@ class KnotLookup:
         edges = knots[0] + np.arange(cells) / scale
         # last knot <= left edge, as a segment index in [0, k - 2]
         self.start = np.clip(np.searchsorted(knots, edges, side="right") - 1, 0, k - 2)
-        most = int(np.max(np.diff(np.append(self.start, k - 2)))) + 1
+        # The search starts at the previous cell's knot: rounding in the cell computation can
+        # put a point just below a cell's left edge into that cell. So it spans two cells.
+        ends = np.append(self.start, [k - 2, k - 2])
+        most = int(np.max(ends[2:] - ends[:-2])) + 1
         steps = [1 << s for s in range(int(most).bit_length() - 1, -1, -1)]
         if len(steps) <= self.MAX_STEPS:
             self.steps = steps
@@ -141,7 +144,7 @@ class KnotLookup:
             g = (x - self.lo) * self.scale
             g = np.nan_to_num(g, nan=0.0, posinf=self.cells - 1, neginf=0.0)
             np.clip(g, 0, self.cells - 1, out=g)
-            i = self.start[g.astype(np.intp)]
+            i = self.start[np.maximum(g.astype(np.intp) - 1, 0)]
             last = self.knots.shape[0] - 2
             for s in self.steps:  # branch-free search of the segment within the cell
                 c = np.minimum(i + s, last)

@@ -45,8 +45,8 @@ __all__ = [
     "ECDFNormalizer",
     "ConstantColumnError",
     "mid_ecdf_knots",
-    "mid_distribution",
     "score_columns",
+    "valid_knots",
 ]
 
 

@@ -1,23 +1,13 @@
-"""Parameter descriptions that several public functions share, written once.
+"""Parameter descriptions that several metrics share, written once (:mod:`fusion._docs`).
 
-A docstring line that holds only ``{name}`` is replaced by the fragment ``name``, indented as
-that line was (the approach of pandas' ``@doc`` and MNE's ``fill_doc``): a parameter that
-means the same in several functions has one description to keep right. The figures of
-:mod:`fusion.plot` use the same fragments for the same parameters.
+The figures of :mod:`fusion.plot` use the same fragments for the same parameters.
 """
 
 from __future__ import annotations
 
-import re
-import textwrap
-from collections.abc import Callable, Mapping
-from typing import TypeVar
+from .._docs import fill_doc
 
-__all__ = ["FRAGMENTS", "fill_doc", "doc"]
-
-F = TypeVar("F", bound=Callable)
-
-_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>\w+)\}[ \t]*$", re.MULTILINE)
+__all__ = ["FRAGMENTS", "doc"]
 
 #: Fragments by name (numpydoc text without indentation).
 FRAGMENTS: dict[str, str] = {
@@ -82,24 +72,6 @@ def _sections(arguments: str, see_also: str = "") -> str:
 
 FRAGMENTS["top_label_metric"] = _sections("top_label_args")
 FRAGMENTS["grid_metric"] = _sections("grid_args", "grid_calibration_table : the per-cell values.")
-
-
-def fill_doc(fragments: Mapping[str, str]) -> Callable[[F], F]:
-    """A decorator that puts ``fragments`` into the ``{name}`` lines of a docstring.
-
-    An unknown name raises ``KeyError`` at import, so a misspelt placeholder cannot reach the
-    documentation. Docstrings stripped by ``python -OO`` are left as they are (None).
-    """
-
-    def fill(match: re.Match) -> str:
-        return textwrap.indent(fragments[match["name"]], match["indent"])
-
-    def decorate(func: F) -> F:
-        if func.__doc__:
-            func.__doc__ = _PLACEHOLDER.sub(fill, func.__doc__)
-        return func
-
-    return decorate
 
 
 #: The decorator of the metrics' docstrings.

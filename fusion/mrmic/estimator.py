@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -53,6 +55,7 @@ def _held_out_rule(rule: str, points: np.ndarray, queries: np.ndarray):
     return lambda values: monotone_interpolate(points, values, queries)
 
 
+@dataclass(eq=False, repr=False)
 class MRMICFusion(FusionEstimator):
     """Manifold-regularized isotonic fusion of M scores (MR-MIC).
 
@@ -226,40 +229,17 @@ class MRMICFusion(FusionEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(
-        self,
-        lam="cv",
-        *,
-        interpolation: str = "auto",
-        graph: str = "dense",
-        n_neighbors: int = 10,
-        max_points: int | None = DEFAULT_MAX_POINTS,
-        lam_grid=None,
-        cv=5,
-        eps_abs: float = 1e-7,
-        eps_rel: float = 1e-7,
-        max_iter: int = 20_000,
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.lam = lam
-        self.interpolation = interpolation
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.max_points = max_points
-        self.lam_grid = lam_grid
-        self.cv = cv
-        self.eps_abs = eps_abs
-        self.eps_rel = eps_rel
-        self.max_iter = max_iter
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
+    lam: float | str = "cv"
+    _: KW_ONLY
+    interpolation: str = "auto"
+    graph: str = "dense"
+    n_neighbors: int = 10
+    max_points: int | None = DEFAULT_MAX_POINTS
+    lam_grid: Sequence[float] | None = None
+    cv: int | object = 5
+    eps_abs: float = 1e-7
+    eps_rel: float = 1e-7
+    max_iter: int = 20_000
 
     # -- fitting -----------------------------------------------------------------------------
     def _osqp_settings(self, *, cv: bool = False) -> dict:

@@ -10,17 +10,21 @@ is kept as plain arrays and floats; predictions are computed from them.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 from scipy.special import expit, logit
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._docs import estimator_doc
 from .reduction import UnivariateCalibrator
 
 __all__ = ["PlattCalibrator", "IsotonicCalibrator", "HistogramBinningCalibrator"]
 
 
+@estimator_doc
+@dataclass(eq=False, repr=False)
 class PlattCalibrator(UnivariateCalibrator):
     """Platt scaling: a sigmoid of the (normalized) score fitted by maximum likelihood.
 
@@ -35,9 +39,8 @@ class PlattCalibrator(UnivariateCalibrator):
     Parameters
     ----------
     scale : {"logit", "identity"}, default="logit"
-    combine : {"mean", "logistic"}, default="mean"
-    increasing, missing, ecdf_knots, random_state, verbose
-        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
+    {combine_parameter}
+    {shared_parameters}
 
     Attributes
     ----------
@@ -54,24 +57,7 @@ class PlattCalibrator(UnivariateCalibrator):
     }
     _fitted_attributes = ("coef_", "intercept_")
 
-    def __init__(
-        self,
-        scale: str = "logit",
-        *,
-        combine: str = "mean",
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.scale = scale
-        self.combine = combine
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
+    scale: str = "logit"
 
     def _feature(self, t: np.ndarray) -> np.ndarray:
         if self.scale == "logit":
@@ -103,6 +89,8 @@ class PlattCalibrator(UnivariateCalibrator):
         return expit(self.coef_ * self._feature(t) + self.intercept_)
 
 
+@estimator_doc
+@dataclass(eq=False, repr=False)
 class IsotonicCalibrator(UnivariateCalibrator):
     """Isotonic regression (Zadrozny & Elkan 2002) with scikit-learn's PAVA.
 
@@ -112,9 +100,8 @@ class IsotonicCalibrator(UnivariateCalibrator):
 
     Parameters
     ----------
-    combine : {"mean", "logistic"}, default="mean"
-    increasing, missing, ecdf_knots, random_state, verbose
-        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
+    {combine_parameter}
+    {shared_parameters}
 
     Attributes
     ----------
@@ -126,23 +113,6 @@ class IsotonicCalibrator(UnivariateCalibrator):
     _monotone_1d = True
     _parameter_constraints = {**UnivariateCalibrator._parameter_constraints}
     _fitted_attributes = ("knots_", "knot_values_")
-
-    def __init__(
-        self,
-        combine: str = "mean",
-        *,
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.combine = combine
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
 
     def _fit_1d(self, t, y, sample_weight):
         from sklearn.isotonic import IsotonicRegression
@@ -156,6 +126,8 @@ class IsotonicCalibrator(UnivariateCalibrator):
         return np.interp(t, self.knots_, self.knot_values_)
 
 
+@estimator_doc
+@dataclass(eq=False, repr=False)
 class HistogramBinningCalibrator(UnivariateCalibrator):
     """Equal-frequency histogram binning (Zadrozny & Elkan 2001).
 
@@ -167,9 +139,8 @@ class HistogramBinningCalibrator(UnivariateCalibrator):
     Parameters
     ----------
     n_bins : int, default=10
-    combine : {"mean", "logistic"}, default="mean"
-    increasing, missing, ecdf_knots, random_state, verbose
-        Shared by every estimator; see :class:`~fusion.FusionEstimator`.
+    {combine_parameter}
+    {shared_parameters}
 
     Attributes
     ----------
@@ -184,24 +155,7 @@ class HistogramBinningCalibrator(UnivariateCalibrator):
     }
     _fitted_attributes = ("bin_edges_", "bin_values_", "n_bins_")
 
-    def __init__(
-        self,
-        n_bins: int = 10,
-        *,
-        combine: str = "mean",
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.n_bins = n_bins
-        self.combine = combine
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
+    n_bins: int = 10
 
     def _bin_of(self, t: np.ndarray) -> np.ndarray:
         # the rule of KBinsDiscretizer.transform

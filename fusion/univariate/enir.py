@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import xlogy
 
+from .._docs import estimator_doc
 from .nearly_isotonic import NearIsotonicPath, near_isotonic_path, path_fit, pool_ties
 from .reduction import UnivariateCalibrator
 
@@ -187,6 +188,8 @@ def enir_fit(y, sample_weight=None, *, n_obs: float | None = None) -> ENIRFit:
     )
 
 
+@estimator_doc
+@dataclass(eq=False, repr=False)
 class ENIRCalibrator(UnivariateCalibrator):
     """Ensemble of near-isotonic regressions (ENIR; Naeini & Cooper 2016).
 
@@ -200,11 +203,9 @@ class ENIRCalibrator(UnivariateCalibrator):
 
     Parameters
     ----------
-    combine : {"mean", "logistic"}, default="mean"
-        Reduction of ``M >= 2`` scores to one (:mod:`fusion.univariate.reduction`).
-    increasing, missing, ecdf_knots, random_state, verbose
-        Shared by every estimator; see :class:`~fusion.FusionEstimator` (ENIR has no
-        randomness: ``random_state`` is accepted for a uniform interface).
+    {combine_parameter}
+    {shared_parameters}
+        (ENIR has no randomness: ``random_state`` is accepted for a uniform interface.)
 
     Attributes
     ----------
@@ -219,10 +220,7 @@ class ENIRCalibrator(UnivariateCalibrator):
         (relative weight above ``exp(-BIC_CUTOFF / 2)``); the others weigh ~0.
     monotone_ : bool
         Always False (ENIR is not monotone by design).
-    combine_coef_, combine_intercept_, combine_knots_, combine_values_
-        The reduction (see :mod:`fusion.univariate.reduction`).
-    classes_, ecdf_, n_features_in_, feature_names_in_
-        See :class:`fusion.FusionEstimator`.
+    {reduction_attributes}
 
     Notes
     -----
@@ -241,23 +239,6 @@ class ENIRCalibrator(UnivariateCalibrator):
         "model_bic_",
         "model_weights_",
     )
-
-    def __init__(
-        self,
-        combine: str = "mean",
-        *,
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.combine = combine
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
 
     def _fit_1d(self, t, y, sample_weight):
         knots, ybar, weight = pool_ties(t, y, sample_weight)

@@ -32,6 +32,8 @@ All fitted state is plain arrays (``combine_coef_``, ``combine_intercept_``,
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
+
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
@@ -90,6 +92,7 @@ def combined_score(U: np.ndarray, coef: np.ndarray, intercept: float = 0.0) -> n
     return np.round(z / quantum) * quantum
 
 
+@dataclass(eq=False, repr=False)
 class UnivariateCalibrator(FusionEstimator):
     """Base of the 1-D calibrators: combine the scores, normalize, calibrate (not used directly).
 
@@ -107,6 +110,9 @@ class UnivariateCalibrator(FusionEstimator):
         "combine_values_",
         "monotone_",
     )
+
+    _: KW_ONLY
+    combine: str = "mean"
 
     def _fit_1d(self, t: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:
         raise NotImplementedError

@@ -44,6 +44,8 @@ by the solver tolerance only; the ``l1`` bound may be exceeded by the same tiny 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from functools import lru_cache
 from numbers import Integral, Real
 
@@ -52,6 +54,7 @@ from numpy.polynomial import Chebyshev, Polynomial
 from numpy.polynomial import chebyshev as cheb
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._docs import estimator_doc
 from .._lstsq import LeastSquaresStats, heldout_sse
 from .._solver import SolverError, SolverWarning
 from .reduction import UnivariateCalibrator
@@ -371,6 +374,8 @@ DEFAULT_DEGREE_GRID = (4, 5, 6, 7, 8, 10, 12)
 DEFAULT_LAM_GRID = tuple(5.0**i for i in range(-2, 11))
 
 
+@estimator_doc
+@dataclass(eq=False, repr=False)
 class RPRCalibrator(UnivariateCalibrator):
     """Monotone polynomial calibration with an exact SDP certificate (RPR).
 
@@ -388,8 +393,7 @@ class RPRCalibrator(UnivariateCalibrator):
     lam : float or "cv", default="cv"
         Bound on the ``l1`` norm of the monomial coefficients (``np.inf``: no bound), or
         ``"cv"`` to choose it from ``lam_grid``.
-    combine : {"mean", "logistic"}, default="mean"
-        Reduction of ``M >= 2`` scores to one (:mod:`fusion.univariate.reduction`).
+    {combine_parameter}
     degree_grid : sequence of int, optional
         Candidates for ``degree="cv"``; default :data:`DEFAULT_DEGREE_GRID`.
     lam_grid : sequence of float, optional
@@ -423,10 +427,7 @@ class RPRCalibrator(UnivariateCalibrator):
         Slope added by the exact repair (0 when the solver's answer was already monotone).
     monotone_ : bool
         True unless ``combine="logistic"`` produced a negative coefficient.
-    combine_coef_, combine_intercept_, combine_knots_, combine_values_
-        The reduction (see :mod:`fusion.univariate.reduction`).
-    classes_, ecdf_, n_features_in_, feature_names_in_
-        See :class:`fusion.FusionEstimator`.
+    {reduction_attributes}
 
     Notes
     -----
@@ -477,32 +478,12 @@ class RPRCalibrator(UnivariateCalibrator):
         "repair_slope_",
     )
 
-    def __init__(
-        self,
-        degree="cv",
-        lam="cv",
-        *,
-        combine: str = "mean",
-        degree_grid=None,
-        lam_grid=None,
-        cv=3,
-        increasing="auto",
-        missing: str = "error",
-        ecdf_knots="auto",
-        random_state=0,
-        verbose=False,
-    ):
-        self.degree = degree
-        self.lam = lam
-        self.combine = combine
-        self.degree_grid = degree_grid
-        self.lam_grid = lam_grid
-        self.cv = cv
-        self.increasing = increasing
-        self.missing = missing
-        self.ecdf_knots = ecdf_knots
-        self.random_state = random_state
-        self.verbose = verbose
+    degree: int | str = "cv"
+    lam: float | str = "cv"
+    _: KW_ONLY
+    degree_grid: Sequence[int] | None = None
+    lam_grid: Sequence[float] | None = None
+    cv: int | object = 3
 
     def _grids(self) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(self.degree, str):

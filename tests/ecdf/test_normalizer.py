@@ -234,3 +234,11 @@ def test_any_float_column_normalizes_monotonically_inside_the_unit_interval(data
     assert np.all((v > 0) & (v < 1)) and np.all(np.diff(v) >= 0)
     order = np.argsort(s, kind="stable")
     assert np.all(np.diff(norm.transform(s[order]).ravel()) >= 0)
+
+
+def test_a_point_rounding_into_the_next_bucket_still_finds_its_segment():
+    # The bucket of 0.0 is computed as 18.000000000000004 (its left edge rounds to 1e-13):
+    # the search must start one bucket lower, or 0.0 would take the knot 9e-47's value.
+    train = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 1000.0, 0.5, 9.168772592256818e-47, -1000.0])
+    norm = ECDFNormalizer().fit(train)
+    assert norm.transform(np.array([0.0]))[0, 0] == pytest.approx(1.5 / 9)
