@@ -1,0 +1,214 @@
+"""Command line of the multi-class benchmark (``python benchmarks/bench_multiclass.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from .data import QUICK_SETUPS, SETUPS
+
+__all__ = ["build_parser", "main"]
+
+#: Fusion size and repeats of the speed comparison in a full run and in --quick.
+SPEED = {"n": 5_000, "classes": 10, "repeats": 5}
+QUICK_SPEED = {"n": 1_000, "classes": 10, "repeats": 1}
+
+
+def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="bench_multiclass.py",
+        description=(
+            "Multi-class fusion benchmark (issue 13): three scorers trained on disjoint rows "
+            "of digits (10 classes) and Covertype (7 cover types); fusion.fit's default, the "
+            "one-vs-rest 1-D reductions, and the peers users fit (multinomial LR on stacked "
+            "log-probabilities, temperature scaling + average, best single scorer) compared "
+            "with the best peer per cell by paired differences over seeds; and the fit time "
+            "of the default against LR on 10 classes x 3 scorers x 5,000 rows."
+        ),
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: digits, seed 0, n_fuse 500; speed at 1,000 rows, once",
+    )
+    p.add_argument(
+        "--setups",
+        nargs="+",
+        metavar="NAME",
+        help=f"only these setups (known: {', '.join(s.name for s in SETUPS)})",
+    )
+    p.add_argument("--seeds", nargs="+", type=int, metavar="S", help="seeds (default: setup's)")
+    p.add_argument("--sizes", nargs="+", type=int, metavar="N", help="only these n_fuse")
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        metavar="KEY",
+        help="fusion contenders to fit (default, rpr, enir, platt, isotonic; default: all); "
+        "the peers lr_logp, lr_logp_raw, temp_avg, best_single and the raw scorers are "
+        "always fitted",
+    )
+    p.add_argument(
+        "--candidate",
+        action="append",
+        default=[],
+        metavar="NAME=module:callable",
+        help="a prototype: the callable returns an unfitted estimator with fit(S, y) and "
+        "predict_proba(S) for S of shape (n, M, C); module may be a .py path; repeatable",
+    )
+    p.add_argument(
+        "--max-n",
+        action="append",
+        default=[],
+        metavar="KEY=N",
+        help="skip KEY's cells above N fusion rows; repeatable",
+    )
+    p.add_argument(
+        "--cache",
+        default=default_cache,
+        help="directory of cached scorer outputs"
+        + (f" (default: {default_cache})" if default_cache else ""),
+    )
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument(
+        "--out",
+        help="write report.md, fits.csv, cells.csv, scores.csv, speed.json (and, while "
+        "running, fits.partial.csv)",
+    )
+    p.add_argument("--speed-n", type=int, help=f"rows of the speed test (default {SPEED['n']})")
+    p.add_argument("--speed-classes", type=int, default=SPEED["classes"], metavar="C")
+    p.add_argument(
+        "--speed-repeats",
+        type=int,
+        help=f"alternating fits per method (default {SPEED['repeats']})",
+    )
+    p.add_argument(
+        "--speed-methods",
+        nargs="+",
+        default=["default"],
+        metavar="KEY",
+        help="contenders timed against LR (default: default; candidates by name)",
+    )
+    p.add_argument(
+        "--report-from",
+        metavar="DIR",
+        help="fit nothing: rebuild DIR/report.md from the files an earlier --out wrote there",
+    )
+    p.add_argument("--no-speed", action="store_true", help="skip the speed comparison")
+    p.add_argument("--speed-only", action="store_true", help="only the speed comparison")
+    p.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default: 1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _max_n(items: list[str]) -> dict[str, int]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--max-n expects KEY=N, got {item!r}.")
+        out[key.strip()] = int(value)
+    return out
+
+
+def _partial(out: str | None):
+    """``on_rows`` appending each (cell, seed)'s rows to ``out/fits.partial.csv`` (a long run
+    keeps what it has done if interrupted), or None without ``--out``."""
+    if not out:
+        return None
+    import pandas as pd
+
+    path = Path(out) / "fits.partial.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+
+    def on_rows(rows):
+        pd.DataFrame(rows).to_csv(path, mode="a", header=not path.exists(), index=False)
+
+    return on_rows
+
+
+def main(argv=None, *, default_cache: str | None = None) -> int:
+    parser = build_parser(default_cache)
+    args = parser.parse_args(argv)
+    try:
+        import pandas as pd  # noqa: F401
+        import tqdm  # noqa: F401
+    except ImportError:
+        print(
+            "the multi-class benchmark needs pandas and tqdm: pip install "
+            "'fusion-calibration[bench]'",
+            file=sys.stderr,
+        )
+        return 2
+    from threadpoolctl import threadpool_limits
+
+    from ...datasets import DatasetNotFoundError
+    from .contenders import resolve
+    from .report import markdown, read, write
+    from .runner import RunConfig, RunResult, run
+    from .speed import measure
+
+    if args.report_from:
+        result, command, speed_rows, quick = read(args.report_from)
+        text = markdown(result, command, speed_rows, quick)
+        (Path(args.report_from) / "report.md").write_text(text, encoding="utf-8")
+        print(text, end="")
+        return 0
+
+    setups = QUICK_SETUPS if args.quick else SETUPS
+    if args.setups:
+        known = {s.name: s for s in SETUPS}
+        unknown = [n for n in args.setups if n not in known]
+        if unknown:
+            parser.error(f"unknown setup(s) {unknown}; known: {sorted(known)}")
+        quick = {s.name: s for s in QUICK_SETUPS}
+        setups = tuple((quick if args.quick and n in quick else known)[n] for n in args.setups)
+    try:
+        contenders = resolve(args.methods, args.candidate)
+        max_n = _max_n(args.max_n)
+    except (ValueError, ImportError) as err:
+        parser.error(str(err))
+    by_key = {c.key: c for c in contenders}
+    unknown = [k for k in args.speed_methods if k not in by_key]
+    if unknown and not args.no_speed:
+        parser.error(
+            f"--speed-methods {unknown} are not among this run's contenders {sorted(by_key)}."
+        )
+    speed = QUICK_SPEED if args.quick else SPEED
+    config = RunConfig(
+        setups=tuple(setups),
+        seeds=tuple(args.seeds) if args.seeds else None,
+        sizes=tuple(args.sizes) if args.sizes else None,
+        max_n=max_n,
+        cache_dir=None if args.no_cache else args.cache,
+    )
+    command = "python benchmarks/bench_multiclass.py " + shlex.join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    with threadpool_limits(limits=args.threads):
+        if args.speed_only:
+            result = RunResult([], [], {}, {}, config)
+        else:
+            try:
+                result = run(
+                    config, contenders, progress=not args.no_progress, on_rows=_partial(args.out)
+                )
+            except DatasetNotFoundError as err:
+                print(f"error: {err}", file=sys.stderr)
+                return 2
+        speed_rows = []
+        if not args.no_speed:
+            speed_rows = measure(
+                [by_key[k] for k in args.speed_methods],
+                n=args.speed_n or speed["n"],
+                C=args.speed_classes,
+                repeats=args.speed_repeats or speed["repeats"],
+            )
+    quick = args.quick and not args.speed_n
+    print(markdown(result, command, speed_rows, quick), end="")
+    if args.out:
+        for path in write(result, args.out, command, speed_rows, quick):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0

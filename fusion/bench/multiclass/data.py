@@ -1,0 +1,356 @@
+"""The data, the scorers and their cached outputs for the multi-class benchmark.
+
+A *setup* names a data set, ``M`` scorer kinds, the training rows of each scorer, the fusion
+sample sizes and the test size. Per seed the rows are put in a stratified random order
+(:func:`stratified_order`) and cut into consecutive disjoint parts: one training sample per
+scorer, the fusion pool (its first ``n`` rows are the fusion sample of size ``n``, so the
+samples are nested) and the test set. Every part, and every prefix of the pool, holds each
+class in proportion to its share of the data (to within a row or two), so even a rare class
+appears in every scorer's training rows and in every fusion sample.
+
+Training the scorers is the slow, fixed part of a run; their ``predict_proba`` outputs on the
+pool and test rows are cached as ``.npz`` files keyed by the setup, the seed,
+:data:`SCORES_VERSION` and the scikit-learn version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import sklearn
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+__all__ = [
+    "SCORES_VERSION",
+    "SCORER_KINDS",
+    "Setup",
+    "SETUPS",
+    "QUICK_SETUPS",
+    "ScoreSet",
+    "stratified_order",
+    "split_rows",
+    "load_data",
+    "build_scores",
+    "cached_scores",
+]
+
+#: Version of the score-making code; part of every cache key.
+SCORES_VERSION = 1
+
+
+def _hgb(seed: int):
+    return HistGradientBoostingClassifier(random_state=seed)
+
+
+def _rf(seed: int):
+    # Fully grown trees: probabilities are multiples of 1/100 with many exact zeros.
+    return RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=seed)
+
+
+def _mlp(seed: int):
+    # Little weight decay, trained to (near) convergence: confident, often overconfident.
+    return make_pipeline(
+        StandardScaler(),
+        MLPClassifier(hidden_layer_sizes=(100,), alpha=1e-4, max_iter=300, random_state=seed),
+    )
+
+
+def _gnb(seed: int):
+    # Naive independence on correlated pixels: probabilities pushed to 0 and 1.
+    return GaussianNB()
+
+
+#: kind -> (builder(seed) -> unfitted classifier, description for the report).
+SCORER_KINDS: dict[str, tuple[Callable[[int], object], str]] = {
+    "hgb": (_hgb, "HistGradientBoosting (defaults)"),
+    "rf": (_rf, "RandomForest (100 fully grown trees)"),
+    "mlp": (_mlp, "MLP (100 hidden units, standardized inputs)"),
+    "gnb": (_gnb, "Gaussian naive Bayes"),
+}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One data set with its scorers and row budget.
+
+    Attributes
+    ----------
+    name : str
+        Name in the tables and on the command line.
+    dataset : str
+        ``"digits"`` (scikit-learn's bundled digits) or ``"covertype"`` (fusion.datasets,
+        ``target="multiclass"``).
+    scorers : tuple of str
+        Scorer kinds (keys of :data:`SCORER_KINDS`), one per scorer.
+    n_train : int
+        Training rows of each scorer (disjoint between scorers).
+    n_fuse : tuple of int
+        Fusion sample sizes (nested prefixes of a pool of ``max(n_fuse)`` rows).
+    n_test : int or None
+        Test rows (None: every row left over).
+    seeds : tuple of int
+        Seeds of a full run.
+    """
+
+    name: str
+    dataset: str
+    scorers: tuple[str, ...]
+    n_train: int
+    n_fuse: tuple[int, ...]
+    n_test: int | None
+    seeds: tuple[int, ...]
+
+    @property
+    def M(self) -> int:
+        return len(self.scorers)
+
+    @property
+    def n_pool(self) -> int:
+        return max(self.n_fuse)
+
+
+#: Digits has 1,797 rows: 3 x 200 scorer rows, a pool of 500, the remaining 697 for testing;
+#: five seeds because its test set is small. Covertype: 3 x 10,000 scorer rows, a pool of
+#: 5,000, 50,000 test rows.
+SETUPS: tuple[Setup, ...] = (
+    Setup("digits", "digits", ("rf", "mlp", "gnb"), 200, (250, 500), None, (0, 1, 2, 3, 4)),
+    Setup(
+        "covertype",
+        "covertype",
+        ("hgb", "rf", "mlp"),
+        10_000,
+        (500, 2_000, 5_000),
+        50_000,
+        (0, 1, 2),
+    ),
+)
+
+#: The smoke run: digits only, one seed, one fusion size.
+QUICK_SETUPS: tuple[Setup, ...] = (
+    Setup("digits", "digits", ("rf", "mlp", "gnb"), 200, (500,), None, (0,)),
+)
+
+
+@dataclass
+class ScoreSet:
+    """The scorers' class probabilities on the fusion pool and the test rows.
+
+    ``S_pool`` has shape ``(n_pool, M, C)`` (columns follow ``classes``); the fusion sample of
+    size ``n`` is its first ``n`` rows. ``info`` holds per-scorer test accuracy and log-loss,
+    training seconds and row counts.
+    """
+
+    setup: str
+    seed: int
+    classes: np.ndarray
+    S_pool: np.ndarray
+    y_pool: np.ndarray
+    S_test: np.ndarray
+    y_test: np.ndarray
+    info: dict
+    key: str
+
+    def fusion_sample(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if n > self.S_pool.shape[0]:
+            raise ValueError(f"fusion sample of {n} rows from a pool of {self.S_pool.shape[0]}.")
+        return self.S_pool[:n], self.y_pool[:n]
+
+
+def stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random order of the rows in which every run of consecutive rows is stratified.
+
+    Within each class the rows are shuffled; the ``r``-th row of class ``k`` gets the key
+    ``(r + 1/2) / n_k`` and rows are sorted by key (ties broken at random). A window of
+    ``L`` consecutive positions then holds each class ``k`` about ``L n_k / n`` times (within
+    a couple of rows), so consecutive slices are stratified samples, as are the prefixes.
+    """
+    y = np.asarray(y)
+    _, index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    index = index.reshape(-1)
+    keys = np.empty(y.shape[0])
+    for k, count in enumerate(counts):
+        rows = np.flatnonzero(index == k)
+        keys[rng.permutation(rows)] = (np.arange(count) + 0.5) / count
+    tie = rng.random(y.shape[0])
+    return np.lexsort((tie, keys))
+
+
+def split_rows(
+    y: np.ndarray, setup: Setup, rng: np.random.Generator
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """``(train_parts, pool, test)``: disjoint stratified row indices (see the module doc)."""
+    n = np.asarray(y).shape[0]
+    need = setup.M * setup.n_train + setup.n_pool + (setup.n_test or 1)
+    if need > n:
+        raise ValueError(
+            f"setup {setup.name!r} needs {need:,} rows ({setup.M} x {setup.n_train:,} scorer "
+            f"rows, a pool of {setup.n_pool:,}, test rows) but the data have {n:,}."
+        )
+    order = stratified_order(y, rng)
+    cuts = np.cumsum([setup.n_train] * setup.M + [setup.n_pool])
+    parts = np.split(order, cuts)
+    train, pool, rest = parts[: setup.M], parts[setup.M], parts[setup.M + 1]
+    test = rest if setup.n_test is None else rest[: setup.n_test]
+    return train, pool, test
+
+
+def load_data(dataset: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` of a setup's data set: features as floats, the class labels."""
+    if dataset == "digits":
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+        return X.astype(float), y.astype(np.int64)
+    if dataset == "covertype":
+        from ...datasets import load
+
+        data = load("covertype", target="multiclass")
+        return data.X.to_numpy(dtype=float), np.asarray(data.y, dtype=np.int64)
+    raise ValueError(f"unknown data set {dataset!r}; known: 'digits', 'covertype'.")
+
+
+def score_key(setup: Setup, seed: int) -> str:
+    """Hex digest identifying the scores of ``(setup, seed)`` under the current code."""
+    definition = {k: v for k, v in asdict(setup).items() if k != "seeds"}
+    payload = {
+        "setup": definition,
+        "seed": int(seed),
+        "version": SCORES_VERSION,
+        "sklearn": sklearn.__version__,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _rng(setup: Setup, seed: int) -> np.random.Generator:
+    name = int.from_bytes(hashlib.sha256(setup.name.encode()).digest()[:4], "little")
+    return np.random.default_rng(np.random.SeedSequence([int(seed), name]))
+
+
+def build_scores(setup: Setup, seed: int, X: np.ndarray, y: np.ndarray) -> ScoreSet:
+    """Split the rows, train each scorer on its own rows, score the pool and the test set."""
+    rng = _rng(setup, seed)
+    classes = np.unique(y)
+    train, pool, test = split_rows(y, setup, rng)
+    keep = np.concatenate([pool, test])
+    probs, acc, nll, seconds = [], [], [], []
+    for kind, rows in zip(setup.scorers, train, strict=True):
+        try:
+            model = SCORER_KINDS[kind][0](int(rng.integers(2**31 - 1)))
+        except KeyError:
+            raise ValueError(
+                f"unknown scorer kind {kind!r}; known: {sorted(SCORER_KINDS)}."
+            ) from None
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(X[rows], y[rows])
+        if not np.array_equal(model.classes_, classes):
+            raise ValueError(
+                f"scorer {kind!r} saw classes {model.classes_.tolist()} in its training rows, "
+                f"not all of {classes.tolist()}; give it more rows."
+            )
+        P = model.predict_proba(X[keep])
+        seconds.append(time.perf_counter() - t0)
+        probs.append(P / P.sum(axis=1, keepdims=True))
+        P_test = probs[-1][pool.shape[0] :]
+        hit = classes[np.argmax(P_test, axis=1)] == y[test]
+        acc.append(float(hit.mean()))
+        picked = P_test[np.arange(test.shape[0]), np.searchsorted(classes, y[test])]
+        nll.append(float(-np.mean(np.log(np.clip(picked, 1e-15, 1.0)))))
+    S = np.stack(probs, axis=1)
+    n_pool = pool.shape[0]
+    info = {
+        "scorer_accuracy": acc,
+        "scorer_log_loss": nll,
+        "scorer_seconds": seconds,
+        "n_train": [int(r.shape[0]) for r in train],
+        "n_pool": int(n_pool),
+        "n_test": int(test.shape[0]),
+    }
+    return ScoreSet(
+        setup=setup.name,
+        seed=int(seed),
+        classes=classes,
+        S_pool=S[:n_pool],
+        y_pool=y[pool],
+        S_test=S[n_pool:],
+        y_test=y[test],
+        info=info,
+        key=score_key(setup, seed),
+    )
+
+
+def _path(cache_dir, setup: Setup, seed: int, key: str) -> Path:
+    return Path(cache_dir) / f"{setup.name}-seed{seed}-{key[:16]}.npz"
+
+
+def _save(ss: ScoreSet, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".{os.getpid()}.part")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(
+            fh,
+            classes=ss.classes,
+            S_pool=ss.S_pool,
+            y_pool=ss.y_pool,
+            S_test=ss.S_test,
+            y_test=ss.y_test,
+            info=np.array(json.dumps({"info": ss.info, "key": ss.key})),
+        )
+    tmp.replace(path)
+
+
+def _read(path: Path, setup: Setup, seed: int, key: str) -> ScoreSet | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["info"]))
+            if meta.get("key") != key:
+                return None
+            return ScoreSet(
+                setup=setup.name,
+                seed=int(seed),
+                classes=z["classes"],
+                S_pool=z["S_pool"],
+                y_pool=z["y_pool"],
+                S_test=z["S_test"],
+                y_test=z["y_test"],
+                info=dict(meta["info"]),
+                key=key,
+            )
+    except (OSError, ValueError, KeyError):  # a damaged file is rebuilt
+        return None
+
+
+def cached_scores(
+    setup: Setup,
+    seed: int,
+    cache_dir: str | os.PathLike | None,
+    loader: Callable[[str], tuple[np.ndarray, np.ndarray]] = load_data,
+) -> tuple[ScoreSet, bool]:
+    """The scores of ``(setup, seed)`` from the cache, else built (and stored when
+    ``cache_dir`` is given). ``loader(dataset) -> (X, y)`` is called only on a cache miss.
+    Returns the scores and whether they came from the cache."""
+    key = score_key(setup, seed)
+    path = _path(cache_dir, setup, seed, key) if cache_dir is not None else None
+    if path is not None and path.is_file():
+        ss = _read(path, setup, seed, key)
+        if ss is not None:
+            return ss, True
+    X, y = loader(setup.dataset)
+    ss = build_scores(setup, seed, X, y)
+    if path is not None:
+        _save(ss, path)
+    return ss, False
