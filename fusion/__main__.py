@@ -13,6 +13,7 @@ import time
 import warnings
 
 import numpy as np
+from scipy.special import logit
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -23,7 +24,7 @@ import fusion
 from fusion import metrics
 
 #: Parameters that keep the demo quick; every other setting is each method's default.
-DEMO_PARAMS = {"bernstein": {"random_state": 0}}
+DEMO_PARAMS: dict[str, dict] = {}
 
 
 def make_scores(n_fusion: int, n_test: int, seed: int):
@@ -66,9 +67,16 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         model = fusion.fit(S, y, method=name, **DEMO_PARAMS.get(name, {}))
         fit_s = time.perf_counter() - start
-        rows.append((name, model.predict_proba(S_test)[:, 1], fit_s, model))
+        label = f"{name} (fusion.fit default)" if name == "bernstein" else name
+        rows.append((label, model.predict_proba(S_test)[:, 1], fit_s, model))
+    # the peers a user would fit: logistic regression on the scorers' logits (the usual
+    # stacking of probabilities, clipped as in fusion.bench) and on the raw probabilities
+    logits = logit(np.clip(S, 1e-6, 1 - 1e-6))
+    stack = LogisticRegression().fit(logits, y)
+    test_logits = logit(np.clip(S_test, 1e-6, 1 - 1e-6))
+    rows.append(("LR stacking (logits)", stack.predict_proba(test_logits)[:, 1], None, None))
     stack = LogisticRegression().fit(S, y)
-    rows.append(("logistic stack (raw scores)", stack.predict_proba(S_test)[:, 1], None, None))
+    rows.append(("LR stacking (probabilities)", stack.predict_proba(S_test)[:, 1], None, None))
     for m, label in enumerate(["scorer 1 alone (MLP)", "scorer 2 alone (naive Bayes)"]):
         rows.append((label, S_test[:, m], None, None))
 

@@ -1,6 +1,7 @@
 """Multi-class fusion (fusion/_multiclass.py and the base's multi-class path): input forms,
 labels, the coupled distribution, monotonicity in each class's own scores, persistence, and
-bad input. The known-truth comparison for the default method is in tests/bernstein."""
+bad input. The known-truth comparison for the default method is in
+tests/bernstein/test_multiclass_truth.py."""
 
 from __future__ import annotations
 
