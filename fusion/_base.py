@@ -37,9 +37,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._multiclass import check_multiclass_targets, couple, fit_coupling, multiclass_scores
-
-# Transitional re-exports for modules not yet moved to the solver and validation layers.
-from ._solver import QPSolver, SolverError, SolverWarning, one_blas_thread  # noqa: E402,F401
 from ._validation import (
     DIRECTION_Z,
     anti_alignment_z,
@@ -47,15 +44,12 @@ from ._validation import (
     check_normalized_points,
     check_sample_weight,
     check_scores,
-    cv_fold_ids,  # noqa: E402,F401
     cv_splits,
     encode_binary_targets,
     label_repr,
     resolve_increasing,
     warn_reversed,
 )
-from ._validation import encode_binary_targets as _encode_targets  # noqa: E402,F401
-from ._validation import first_nonfinite as _first_nonfinite  # noqa: E402,F401
 from .ecdf import ECDFNormalizer
 
 __all__ = [

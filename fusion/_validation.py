@@ -27,7 +27,6 @@ __all__ = [
     "anti_alignment_z",
     "DIRECTION_Z",
     "cv_splits",
-    "cv_fold_ids",
     "content_folds",
     "fold_ids",
 ]
@@ -524,14 +523,6 @@ def _splits_from_folds(fold: np.ndarray, n_folds: int) -> list[tuple[np.ndarray,
             f"cv={n_folds} folds need at least {n_folds} distinct rows; the data have fewer."
         )
     return splits
-
-
-def cv_fold_ids(y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    """Fold number of each row of an int ``cv`` (see :func:`cv_splits`)."""
-    fold = np.empty(y.shape[0], dtype=np.int64)
-    for f, (_, test) in enumerate(cv_splits(n_folds, y, random_state)):
-        fold[test] = f
-    return fold
 
 
 def _map_to_kept(pairs, kept: np.ndarray):

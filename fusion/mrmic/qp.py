@@ -25,7 +25,7 @@ of comparable points (ties in one score, binary scores); see benchmarks/RESULTS.
 
 OSQP stops at tolerances, so its point can violate an edge (or the box) by about ``eps``.
 The solution is then made exactly feasible by :func:`repair_monotone` (no polishing, see
-:class:`fusion._base.QPSolver`).
+:class:`fusion._solver.QPSolver`).
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def test_n_iter_reports_the_final_solve(name):
 def test_qp_solver_records_iterations_of_a_failed_solve():
     import scipy.sparse as sp
 
-    from fusion._base import QPSolver
+    from fusion._solver import QPSolver
 
     qp = QPSolver(sp.eye(2), [0.0, 0.0], [1.0, 1.0], problem="test QP", max_iter=1)
     assert qp.last_iterations == 0
