@@ -403,6 +403,12 @@ def fit_dask(est, S, y, sample_weight=None):
     from .estimator import _check_not_constant
 
     est._validate_params()
+    if est.n_bootstrap:
+        raise ValueError(
+            "n_bootstrap > 0 is not supported for dask input (the resamples need the rows); "
+            "fit on a sample in memory for predict_interval, or pass n_bootstrap=0."
+        )
+    est.bootstrap_coef_ = None
     if y is None:
         raise ValueError(
             "this estimator requires y to be passed, but the target y is None; pass the binary "
