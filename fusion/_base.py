@@ -44,6 +44,7 @@ from ._validation import (
     check_normalized_points,
     check_sample_weight,
     check_scores,
+    content_folds,
     cv_splits,
     encode_binary_targets,
     label_repr,
@@ -73,6 +74,9 @@ COMMON_PARAMETERS: dict = {
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
+
+#: Folds of the out-of-fold probabilities the multi-class coupling is fitted on.
+COUPLING_FOLDS = 5
 
 #: Quadrature points for ``missing="marginal"`` never exceed this product over the missing
 #: coordinates of a row (256 for one missing score, 32 per axis for two, ...).
@@ -336,11 +340,52 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 ) from err
             estimators.append(est)
             P[:, k] = est._positive_proba(S[:, :, k])
-        self.coupling_slope_, self.coupling_intercept_ = fit_coupling(P, index, w)
+        oof = self._out_of_fold_proba(S, index, w, estimators)
+        self.coupling_slope_, self.coupling_intercept_ = fit_coupling(
+            P if oof is None else oof, index, w
+        )
         self.estimators_ = estimators
         self.classes_ = classes
         self.n_classes_ = C
         self.n_features_in_ = M
+
+    def _refit_params(self) -> dict | None:
+        """Parameters that refit this fitted model's choices (penalty, degree, directions)
+        without a search, for the out-of-fold coupling of a multi-class fit; None: the
+        method has none (the coupling is then fitted on in-sample probabilities)."""
+        return None
+
+    def _out_of_fold_proba(
+        self, S: np.ndarray, index: np.ndarray, w: np.ndarray, estimators: list
+    ) -> np.ndarray | None:
+        """One-vs-rest probabilities of every row from fits that did not see it.
+
+        The in-sample probabilities of flexible one-vs-rest fits are overconfident where a
+        class has few rows (25 per class on digits: coupled log-loss 1.0 against 0.28 for
+        temperature scaling), and a softmax coupling fitted on them keeps that. Each class's
+        chosen model (:meth:`_refit_params`, no new search) is refitted on
+        :data:`COUPLING_FOLDS` content-assigned folds and predicts the held-out rows; the
+        coupling is fitted on those.
+        """
+        refits = [e._refit_params() for e in estimators]
+        if any(r is None for r in refits):
+            return None
+        n, _, C = S.shape
+        keys = np.nan_to_num(S.reshape(n, -1).astype(float), nan=-1.0, posinf=2.0, neginf=-2.0)
+        folds = content_folds(keys, index, COUPLING_FOLDS, getattr(self, "random_state", 0))
+        oof = np.empty((n, C))
+        for f in range(COUPLING_FOLDS):
+            test = folds == f
+            train = ~test
+            if not test.any():
+                continue
+            for k, params in enumerate(refits):
+                yk = (index[train] == k).astype(int)
+                if yk.min() == yk.max():  # a class absent from (or alone in) the fold
+                    return None
+                est = type(self)(**params).fit(S[train, :, k], yk, sample_weight=w[train])
+                oof[test, k] = est._positive_proba(S[test, :, k])
+        return oof
 
     def _fit_direction(self, S: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Decide and apply the direction of every score (``increasing``); return ``S``."""

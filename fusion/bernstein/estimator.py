@@ -430,6 +430,20 @@ class BernsteinFusion(FusionEstimator):
             return DASK_ECDF_KNOTS
         return None if self.ecdf_knots is None else int(self.ecdf_knots)
 
+    def _refit_params(self) -> dict:
+        params = self.get_params(deep=False)
+        params.update(degree=self.degree_, increasing=[bool(v) for v in self.increasing_])
+        params["n_bootstrap"] = 0
+        if self.base_ is not None:
+            params["lam"] = self.lam_
+        if _is_tensor(self.components_, len(self.degree_)):
+            params["structure"] = "tensor"
+        elif all(len(c) == 1 for c in self.components_):
+            params["structure"] = "additive"
+        else:
+            params["structure"] = "pairwise"
+        return params
+
     def _rank_only_structure(self) -> str:
         return "tensor" if self.structure == "auto" else self.structure
 

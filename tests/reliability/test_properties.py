@@ -134,7 +134,7 @@ def _guarantees_monotone(est) -> bool:
 @given(data=datasets())
 def test_monotone_on_dense_grid(name, params, data):
     S, y, _ = data
-    est = fusion.METHODS[name](**params).fit(S, y)
+    est = fusion.METHODS[name](**{"increasing": True, **params}).fit(S, y)
     # A data-dependent guarantee (e.g. RPR's logistic combine with a negative coefficient)
     # can be off for some data; those examples say nothing about monotonicity.
     assume(_guarantees_monotone(est))
