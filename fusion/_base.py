@@ -297,8 +297,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 f"{S.shape[0]}."
             )
         self.base_rate_ = float(np.dot(w, y01) / w.sum())
-        S = self._fit_direction(S, y01, w)
-        self.ecdf_, U = self._fit_ecdf(S, w)
+        S, self.ecdf_, U = self._fit_direction(S, y01, w)
         w = w / w.mean()  # methods see weights with mean 1
         complete = ~np.isnan(U).any(axis=1)
         if self._fits_missing or complete.all():
@@ -387,8 +386,16 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 oof[test, k] = est._positive_proba(S[test, :, k])
         return oof
 
-    def _fit_direction(self, S: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Decide and apply the direction of every score (``increasing``); return ``S``."""
+    def _fit_direction(
+        self, S: np.ndarray, y: np.ndarray, w: np.ndarray
+    ) -> tuple[np.ndarray, ECDFNormalizer, np.ndarray]:
+        """Decide and apply the direction of every score (``increasing``), and fit the
+        normalization; return the direction-adjusted ``S``, the ECDF and ``U``.
+
+        ``"auto"`` tests each score on the normalized values of the ECDF the fit needs anyway
+        (one ECDF per column, not two); only when a score is reversed is the ECDF refitted
+        on the reversed scores.
+        """
         M = S.shape[1]
         wanted = resolve_increasing(getattr(self, "increasing", True), M)
         offsets = np.zeros(M)
@@ -398,39 +405,30 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 seen = col[~np.isnan(col)]
                 if seen.size and seen.min() >= 0.0 and seen.max() <= 1.0:
                     offsets[j] = 1.0
-        increasing = np.ones(M, dtype=bool)
+        self.reversal_offset_ = offsets
+        self.increasing_ = np.array([True if v is None else bool(v) for v in wanted])
+        S = self._apply_direction(S)
+        ecdf, U = self._fit_ecdf(S, w)
         flagged, zs = [], []
         for j, want in enumerate(wanted):
             if want is None:
-                try:
-                    u = ECDFNormalizer(allow_nan=True).fit_transform(S[:, j], sample_weight=w)
-                except ValueError:  # constant or all missing: reported by the ECDF fit below
-                    continue
-                z = anti_alignment_z(u[:, 0], y, w)
+                z = anti_alignment_z(U[:, j], y, w)
                 if z < DIRECTION_Z:
-                    increasing[j] = False
-                    flagged.append(self._column_name(j))
+                    flagged.append(j)
                     zs.append(z)
-            else:
-                increasing[j] = want
         if flagged:
-            warn_reversed(flagged, zs)
-        self.increasing_ = increasing
-        self.reversal_offset_ = offsets
-        return self._apply_direction(S)
+            warn_reversed([self._column_name(j) for j in flagged], zs)
+            self.increasing_[flagged] = False
+            S = _reverse_columns(S, flagged, offsets)
+            ecdf, U = self._fit_ecdf(S, w)
+        return S, ecdf, U
 
     def _apply_direction(self, S: np.ndarray) -> np.ndarray:
         """Reverse the scores whose ``increasing_`` is False (``s -> offset - s``)."""
         increasing = getattr(self, "increasing_", None)
         if increasing is None or increasing.all():
             return S
-        S = S.copy()
-        for j in np.flatnonzero(~increasing):
-            if S.dtype.kind in "iu":  # exact reversal of integers beyond 2**53
-                S[:, j] = ~S[:, j]
-            else:
-                S[:, j] = self.reversal_offset_[j] - S[:, j]
-        return S
+        return _reverse_columns(S, np.flatnonzero(~increasing), self.reversal_offset_)
 
     def _column_name(self, j: int) -> str:
         names = getattr(self, "feature_names_in_", None)
@@ -674,6 +672,17 @@ def _subclasses(cls: type) -> list[type]:
         out.append(sub)
         out.extend(_subclasses(sub))
     return out
+
+
+def _reverse_columns(S: np.ndarray, columns, offsets: np.ndarray) -> np.ndarray:
+    """A copy of ``S`` with ``columns`` reversed: ``s -> offset - s`` (integers: ``~s``)."""
+    S = S.copy()
+    for j in columns:
+        if S.dtype.kind in "iu":  # exact reversal of integers beyond 2**53
+            S[:, j] = ~S[:, j]
+        else:
+            S[:, j] = offsets[j] - S[:, j]
+    return S
 
 
 def _subset_mask(kept: np.ndarray, sub: np.ndarray) -> np.ndarray:
