@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-from pathlib import Path
 
+from .. import _cli
 from .data import QUICK_SETUPS, SETUPS
 
 __all__ = ["build_parser", "main"]
@@ -39,41 +38,17 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"only these setups (known: {', '.join(s.name for s in SETUPS)})",
     )
-    p.add_argument("--seeds", nargs="+", type=int, metavar="S", help="seeds (default: setup's)")
-    p.add_argument("--sizes", nargs="+", type=int, metavar="N", help="only these n_fuse")
-    p.add_argument(
-        "--methods",
-        nargs="+",
-        metavar="KEY",
-        help="fusion contenders to fit (default, rpr, enir, platt, isotonic; default: all); "
-        "the peers lr_logp, lr_logp_raw, temp_avg, best_single and the raw scorers are "
+    _cli.add_run_options(
+        p,
+        default_cache=default_cache,
+        seeds_help="seeds (default: setup's)",
+        methods_help="fusion contenders to fit (default, rpr, enir, platt, isotonic; default: "
+        "all); the peers lr_logp, lr_logp_raw, temp_avg, best_single and the raw scorers are "
         "always fitted",
-    )
-    p.add_argument(
-        "--candidate",
-        action="append",
-        default=[],
-        metavar="NAME=module:callable",
-        help="a prototype: the callable returns an unfitted estimator with fit(S, y) and "
-        "predict_proba(S) for S of shape (n, M, C); module may be a .py path; repeatable",
-    )
-    p.add_argument(
-        "--max-n",
-        action="append",
-        default=[],
-        metavar="KEY=N",
-        help="skip KEY's cells above N fusion rows; repeatable",
-    )
-    p.add_argument(
-        "--cache",
-        default=default_cache,
-        help="directory of cached scorer outputs"
-        + (f" (default: {default_cache})" if default_cache else ""),
-    )
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    p.add_argument(
-        "--out",
-        help="write report.md, fits.csv, cells.csv, scores.csv, speed.json (and, while "
+        candidate_help="a prototype: the callable returns an unfitted estimator with fit(S, y) "
+        "and predict_proba(S) for S of shape (n, M, C); module may be a .py path; repeatable",
+        max_n_help="skip KEY's cells above N fusion rows; repeatable",
+        out_help="write report.md, fits.csv, cells.csv, scores.csv, speed.json (and, while "
         "running, fits.partial.csv)",
     )
     p.add_argument("--speed-n", type=int, help=f"rows of the speed test (default {SPEED['n']})")
@@ -90,15 +65,10 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         metavar="KEY",
         help="contenders timed against LR (default: default; candidates by name)",
     )
-    p.add_argument(
-        "--report-from",
-        metavar="DIR",
-        help="fit nothing: rebuild DIR/report.md from the files an earlier --out wrote there",
-    )
+    _cli.add_report_from(p)
     p.add_argument("--no-speed", action="store_true", help="skip the speed comparison")
     p.add_argument("--speed-only", action="store_true", help="only the speed comparison")
-    p.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default: 1)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _cli.add_process_options(p)
     return p
 
 
@@ -112,50 +82,29 @@ def _max_n(items: list[str]) -> dict[str, int]:
     return out
 
 
-def _partial(out: str | None):
-    """``on_rows`` appending each (cell, seed)'s rows to ``out/fits.partial.csv`` (a long run
-    keeps what it has done if interrupted), or None without ``--out``."""
-    if not out:
-        return None
-    import pandas as pd
-
-    path = Path(out) / "fits.partial.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-
-    def on_rows(rows):
-        pd.DataFrame(rows).to_csv(path, mode="a", header=not path.exists(), index=False)
-
-    return on_rows
-
-
 def main(argv=None, *, default_cache: str | None = None) -> int:
     parser = build_parser(default_cache)
-    args = parser.parse_args(argv)
-    try:
-        import pandas as pd  # noqa: F401
-        import tqdm  # noqa: F401
-    except ImportError:
-        print(
-            "the multi-class benchmark needs pandas and tqdm: pip install "
-            "'fusion-calibration[bench]'",
-            file=sys.stderr,
-        )
-        return 2
+    return _cli.main_with(
+        parser, argv, benchmark="multi-class benchmark", rebuild=_rebuild, run=_run
+    )
+
+
+def _rebuild(folder: str) -> str:
+    """The report of the files an earlier ``--out`` wrote to ``folder``."""
+    from .report import markdown, read
+
+    return markdown(*read(folder))
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> int:
+    """Run the benchmark ``args`` ask for; ``command`` is quoted in the report."""
     from threadpoolctl import threadpool_limits
 
     from ...datasets import DatasetNotFoundError
     from .contenders import resolve
-    from .report import markdown, read, write
+    from .report import markdown, write
     from .runner import RunConfig, RunResult, run
     from .speed import measure
-
-    if args.report_from:
-        result, command, speed_rows, quick = read(args.report_from)
-        text = markdown(result, command, speed_rows, quick)
-        (Path(args.report_from) / "report.md").write_text(text, encoding="utf-8")
-        print(text, end="")
-        return 0
 
     setups = QUICK_SETUPS if args.quick else SETUPS
     if args.setups:
@@ -184,16 +133,16 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
         max_n=max_n,
         cache_dir=None if args.no_cache else args.cache,
     )
-    command = "python benchmarks/bench_multiclass.py " + shlex.join(
-        argv if argv is not None else sys.argv[1:]
-    )
     with threadpool_limits(limits=args.threads):
         if args.speed_only:
             result = RunResult([], [], {}, {}, config)
         else:
             try:
                 result = run(
-                    config, contenders, progress=not args.no_progress, on_rows=_partial(args.out)
+                    config,
+                    contenders,
+                    progress=not args.no_progress,
+                    on_rows=_cli.partial_writer(args.out),
                 )
             except DatasetNotFoundError as err:
                 print(f"error: {err}", file=sys.stderr)
@@ -209,6 +158,5 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
     quick = args.quick and not args.speed_n
     print(markdown(result, command, speed_rows, quick), end="")
     if args.out:
-        for path in write(result, args.out, command, speed_rows, quick):
-            print(f"wrote {path}", file=sys.stderr)
+        _cli.announce(write(result, args.out, command, speed_rows, quick))
     return 0

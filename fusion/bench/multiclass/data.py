@@ -16,22 +16,19 @@ pool and test rows are cached as ``.npz`` files keyed by the setup, the seed,
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
-import sklearn
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+
+from .._scores import FusionPool, cache_key, cache_path, cached, fit_scorer, pool_and_test
 
 __all__ = [
     "SCORES_VERSION",
@@ -85,6 +82,9 @@ SCORER_KINDS: dict[str, tuple[Callable[[int], object], str]] = {
 @dataclass(frozen=True)
 class Setup:
     """One data set with its scorers and row budget.
+
+    Per seed, :func:`split_rows` cuts the data into ``n_train`` rows per scorer, a fusion
+    pool of ``max(n_fuse)`` rows and the test rows (``n_test``, or all that are left).
 
     Attributes
     ----------
@@ -145,7 +145,7 @@ QUICK_SETUPS: tuple[Setup, ...] = (
 
 
 @dataclass
-class ScoreSet:
+class ScoreSet(FusionPool):
     """The scorers' class probabilities on the fusion pool and the test rows.
 
     ``S_pool`` has shape ``(n_pool, M, C)`` (columns follow ``classes``); the fusion sample of
@@ -163,10 +163,9 @@ class ScoreSet:
     info: dict
     key: str
 
-    def fusion_sample(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        if n > self.S_pool.shape[0]:
-            raise ValueError(f"fusion sample of {n} rows from a pool of {self.S_pool.shape[0]}.")
-        return self.S_pool[:n], self.y_pool[:n]
+
+#: The fields of a :class:`ScoreSet` its cache file holds as arrays (``info`` is JSON).
+_ARRAYS = ("classes", "S_pool", "y_pool", "S_test", "y_test")
 
 
 def stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -225,13 +224,7 @@ def load_data(dataset: str) -> tuple[np.ndarray, np.ndarray]:
 def score_key(setup: Setup, seed: int) -> str:
     """Hex digest identifying the scores of ``(setup, seed)`` under the current code."""
     definition = {k: v for k, v in asdict(setup).items() if k != "seeds"}
-    payload = {
-        "setup": definition,
-        "seed": int(seed),
-        "version": SCORES_VERSION,
-        "sklearn": sklearn.__version__,
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return cache_key("setup", definition, seed, SCORES_VERSION)
 
 
 def _rng(setup: Setup, seed: int) -> np.random.Generator:
@@ -254,9 +247,7 @@ def build_scores(setup: Setup, seed: int, X: np.ndarray, y: np.ndarray) -> Score
                 f"unknown scorer kind {kind!r}; known: {sorted(SCORER_KINDS)}."
             ) from None
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            model.fit(X[rows], y[rows])
+        fit_scorer(model, X[rows], y[rows])
         if not np.array_equal(model.classes_, classes):
             raise ValueError(
                 f"scorer {kind!r} saw classes {model.classes_.tolist()} in its training rows, "
@@ -270,7 +261,6 @@ def build_scores(setup: Setup, seed: int, X: np.ndarray, y: np.ndarray) -> Score
         acc.append(float(hit.mean()))
         picked = P_test[np.arange(test.shape[0]), np.searchsorted(classes, y[test])]
         nll.append(float(-np.mean(np.log(np.clip(picked, 1e-15, 1.0)))))
-    S = np.stack(probs, axis=1)
     n_pool = pool.shape[0]
     info = {
         "scorer_accuracy": acc,
@@ -280,58 +270,8 @@ def build_scores(setup: Setup, seed: int, X: np.ndarray, y: np.ndarray) -> Score
         "n_pool": int(n_pool),
         "n_test": int(test.shape[0]),
     }
-    return ScoreSet(
-        setup=setup.name,
-        seed=int(seed),
-        classes=classes,
-        S_pool=S[:n_pool],
-        y_pool=y[pool],
-        S_test=S[n_pool:],
-        y_test=y[test],
-        info=info,
-        key=score_key(setup, seed),
-    )
-
-
-def _path(cache_dir, setup: Setup, seed: int, key: str) -> Path:
-    return Path(cache_dir) / f"{setup.name}-seed{seed}-{key[:16]}.npz"
-
-
-def _save(ss: ScoreSet, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.part")
-    with open(tmp, "wb") as fh:
-        np.savez_compressed(
-            fh,
-            classes=ss.classes,
-            S_pool=ss.S_pool,
-            y_pool=ss.y_pool,
-            S_test=ss.S_test,
-            y_test=ss.y_test,
-            info=np.array(json.dumps({"info": ss.info, "key": ss.key})),
-        )
-    tmp.replace(path)
-
-
-def _read(path: Path, setup: Setup, seed: int, key: str) -> ScoreSet | None:
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["info"]))
-            if meta.get("key") != key:
-                return None
-            return ScoreSet(
-                setup=setup.name,
-                seed=int(seed),
-                classes=z["classes"],
-                S_pool=z["S_pool"],
-                y_pool=z["y_pool"],
-                S_test=z["S_test"],
-                y_test=z["y_test"],
-                info=dict(meta["info"]),
-                key=key,
-            )
-    except (OSError, ValueError, KeyError):  # a damaged file is rebuilt
-        return None
+    arrays = pool_and_test(np.stack(probs, axis=1), y[pool], y[test])
+    return ScoreSet(setup.name, int(seed), classes, **arrays, info=info, key=score_key(setup, seed))
 
 
 def cached_scores(
@@ -344,13 +284,19 @@ def cached_scores(
     ``cache_dir`` is given). ``loader(dataset) -> (X, y)`` is called only on a cache miss.
     Returns the scores and whether they came from the cache."""
     key = score_key(setup, seed)
-    path = _path(cache_dir, setup, seed, key) if cache_dir is not None else None
-    if path is not None and path.is_file():
-        ss = _read(path, setup, seed, key)
-        if ss is not None:
-            return ss, True
-    X, y = loader(setup.dataset)
-    ss = build_scores(setup, seed, X, y)
-    if path is not None:
-        _save(ss, path)
-    return ss, False
+
+    def build() -> ScoreSet:
+        X, y = loader(setup.dataset)
+        return build_scores(setup, seed, X, y)
+
+    def restore(arrays: dict[str, np.ndarray], extras: dict) -> ScoreSet:
+        return ScoreSet(setup.name, int(seed), **arrays, info=dict(extras["info"]), key=key)
+
+    return cached(
+        cache_path(cache_dir, setup.name, seed, key),
+        key,
+        arrays=_ARRAYS,
+        build=build,
+        extras=lambda ss: {"info": ss.info},
+        restore=restore,
+    )

@@ -4,7 +4,7 @@ For one cell (setup x fusion size) and one metric, the *best peer* is the peer (
 log-probabilities, temperature scaling + average, best single scorer) with the lowest mean
 over seeds. Every contender is compared with it by paired differences over seeds,
 ``d_s = metric(contender, s) - metric(best peer, s)``, flagged *clearly worse* / *clearly
-better* as in the binary scenario benchmark (:func:`fusion.bench.scenarios.paired_flag`:
+better* as in the binary scenario benchmark (:func:`fusion.bench._paired.paired_flag`:
 the same sign on every seed and ``|mean(d)| > sd(d)``). The same flags against the best raw
 scorer say whether a contender beats every single scorer.
 """
@@ -15,8 +15,8 @@ import json
 import math
 from pathlib import Path
 
-from ..scenarios.paired import paired_flag
-from ..scenarios.tables import _milli, _num, _seconds, _table
+from .. import _paired
+from .._markdown import compared_cells, milli, num, seconds, table, worse_better
 from .data import SCORER_KINDS, SETUPS
 from .runner import ECE_BINS, METRICS, RunConfig, RunResult
 from .speed import speed_lines
@@ -44,11 +44,6 @@ def _best(cell, family: str, metric: str) -> str | None:
     return min(means, key=means.get) if means else None
 
 
-def _diffs(ok, ref, metric: str):
-    common = ok.index.intersection(ref.index)
-    return (ok.loc[common, metric] - ref.loc[common, metric]).to_numpy(dtype=float)
-
-
 def cell_stats(fits):
     """One row per (setup, n_fuse, method): status, means, and per metric the best peer
     (``<m>_ref``), the mean paired difference to it (``<m>_diff``), its sd (``<m>_sd``), the
@@ -62,7 +57,7 @@ def cell_stats(fits):
         raw = {m: _best(cell, "scorer", m) for m in METRICS}
         by = {k: g.set_index("seed") for k, g in cell[cell["status"] == "ok"].groupby("method")}
         lr = by.get(REFERENCE_TIME)
-        lr_fit = float(lr["fit_seconds"].median()) if lr is not None else math.nan
+        lr_fit = _paired.median_or_nan(lr["fit_seconds"]) if lr is not None else math.nan
         for method, g in cell.groupby("method", sort=False):
             row = {
                 "setup": setup,
@@ -70,32 +65,21 @@ def cell_stats(fits):
                 "method": method,
                 "family": g["family"].iloc[0],
                 "n_seeds": len(g),
+                "status": _paired.cell_status(g),
             }
-            if (g["status"] == "skipped").all():
-                row["status"] = "skipped"
-            elif (g["status"] != "ok").any():
-                row["status"] = "failed"
+            if row["status"] == "failed":
                 row["error"] = next(e for e in g["error"] if isinstance(e, str) and e)
-            else:
-                row["status"] = "ok"
             ok = g[g["status"] == "ok"].set_index("seed")
-            row["accuracy"] = float(ok["accuracy"].mean()) if len(ok) else math.nan
+            compared = row["status"] == "ok"
+            row["accuracy"] = _paired.mean_or_nan(ok["accuracy"])
             for m in METRICS:
-                row[m] = float(ok[m].mean()) if len(ok) else math.nan
+                row[m] = _paired.mean_or_nan(ok[m])
                 row[f"{m}_ref"] = refs[m] or ""
-                row[f"{m}_diff"] = row[f"{m}_sd"] = math.nan
-                row[f"{m}_flag"] = row[f"{m}_vs_scorer"] = ""
-                if row["status"] != "ok":
-                    continue
-                if refs[m] is not None:
-                    d = _diffs(ok, by[refs[m]], m)
-                    row[f"{m}_diff"] = float(d.mean())
-                    row[f"{m}_sd"] = float(d.std(ddof=1)) if d.size > 1 else math.nan
-                    row[f"{m}_flag"] = paired_flag(d)
-                if raw[m] is not None:
-                    row[f"{m}_vs_scorer"] = paired_flag(_diffs(ok, by[raw[m]], m))
-            row["fit_median"] = float(ok["fit_seconds"].median()) if len(ok) else math.nan
-            row["fit_ratio"] = row["fit_median"] / lr_fit if lr_fit > 0 else math.nan
+                peer = by[refs[m]] if compared and refs[m] is not None else None
+                row.update(_paired.paired_columns(ok, peer, m))
+                scorer = by[raw[m]] if compared and raw[m] is not None else None
+                row[f"{m}_vs_scorer"] = _paired.paired_columns(ok, scorer, m)[f"{m}_flag"]
+            row.update(_paired.fit_columns(ok, lr_fit))
             out.append(row)
     return pd.DataFrame(out)
 
@@ -108,21 +92,12 @@ def summary(cells):
 
     rows = []
     for method, g in cells[cells["family"] != "scorer"].groupby("method", sort=False):
-        ok = g[g["status"] == "ok"]
-        row = {
-            "method": method,
-            "cells": len(ok),
-            "skipped": int((g["status"] == "skipped").sum()),
-            "failed": int((g["status"] == "failed").sum()),
-            "beats_scorers": int((ok["log_loss_vs_scorer"] == "better").sum()),
-        }
+        row, ok = _paired.summary_counts(method, g)
+        row["beats_scorers"] = int((ok["log_loss_vs_scorer"] == "better").sum())
         for m in METRICS:
-            row[f"{m}_worse"] = int((ok[f"{m}_flag"] == "worse").sum())
-            row[f"{m}_better"] = int((ok[f"{m}_flag"] == "better").sum())
-            diffs = ok[f"{m}_diff"].dropna()
-            row[f"{m}_mean_diff"] = float(diffs.mean()) if len(diffs) else math.nan
-        ratios = ok["fit_ratio"].dropna()
-        row["fit_ratio_median"] = float(ratios.median()) if len(ratios) else math.nan
+            row.update(_paired.flag_counts(ok, m))
+            row[f"{m}_mean_diff"] = _paired.mean_or_nan(ok[f"{m}_diff"].dropna())
+        row["fit_ratio_median"] = _paired.median_or_nan(ok["fit_ratio"].dropna())
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -158,7 +133,7 @@ def _setup_table(result: RunResult) -> list[str]:
                 nll,
             ]
         )
-    return _table(
+    return table(
         [
             "setup",
             "C",
@@ -186,21 +161,21 @@ def _cell_table(g, labels: dict[str, str]) -> list[str]:
         cells = []
         for m in METRICS:
             best = r[f"{m}_ref"] == r["method"]
-            cells += [_num(r[m]) + (" *" if best else ""), _milli(r[f"{m}_diff"], r[f"{m}_flag"])]
+            cells += [num(r[m]) + (" *" if best else ""), milli(r[f"{m}_diff"], r[f"{m}_flag"])]
         raw = r["family"] == "scorer"  # nothing fitted: no fit time
         rows.append(
             [
                 label,
                 *cells,
-                _num(r["accuracy"], 3),
-                "—" if raw else _seconds(r["fit_median"]),
+                num(r["accuracy"], 3),
+                "—" if raw else seconds(r["fit_median"]),
                 "—" if raw else _ratio(r["fit_ratio"]),
             ]
         )
     header = ["method"]
     for m in METRICS:
         header += [_NAMES[m], "Δ"]
-    return _table(header + ["accuracy", "fit s", "fit / LR"], rows, "l" + "r" * 11)
+    return table(header + ["accuracy", "fit s", "fit / LR"], rows, "l" + "r" * 11)
 
 
 def _method_table(cells, method: str, labels: dict[str, str]) -> list[str]:
@@ -215,9 +190,9 @@ def _method_table(cells, method: str, labels: dict[str, str]) -> list[str]:
         row = [f"`{setup}` {n:,}"]
         for m in METRICS:
             ref = r[f"{m}_ref"]
-            row += [_num(g.loc[ref, m]) if ref in g.index else "—",
-                    _milli(r[f"{m}_diff"], r[f"{m}_flag"])]  # fmt: skip
-        row += [_seconds(r["fit_median"]), _ratio(r["fit_ratio"])]
+            row += [num(g.loc[ref, m]) if ref in g.index else "—",
+                    milli(r[f"{m}_diff"], r[f"{m}_flag"])]  # fmt: skip
+        row += [seconds(r["fit_median"]), _ratio(r["fit_ratio"])]
         if r["status"] != "ok":
             row = [row[0], r["status"]] + [""] * 9
         rows.append(row)
@@ -225,28 +200,24 @@ def _method_table(cells, method: str, labels: dict[str, str]) -> list[str]:
     for m in METRICS:
         header += [f"best peer {_NAMES[m]}", "Δ"]
     lines = [f"`{labels.get(method, method)}` per cell (best peer's value, Δ x 1e-3):", ""]
-    return lines + _table(header + ["fit s", "fit / LR"], rows, "l" + "r" * 10) + [""]
+    return lines + table(header + ["fit s", "fit / LR"], rows, "l" + "r" * 10) + [""]
 
 
 def _summary_table(summ, labels: dict[str, str], n_cells: int) -> list[str]:
     rows = []
     for _, r in summ.iterrows():
-        cells = f"{r['cells']}"
-        if r["skipped"] or r["failed"]:
-            cells += f" ({r['skipped']} skipped, {r['failed']} failed)"
-        wb = [f"{r[f'{m}_worse']} / {r[f'{m}_better']}" for m in METRICS]
-        means = [_milli(r[f"{m}_mean_diff"]) for m in METRICS]
+        means = [milli(r[f"{m}_mean_diff"]) for m in METRICS]
         rows.append(
             [
                 labels.get(r["method"], r["method"]),
-                cells,
-                *wb,
+                compared_cells(r),
+                *worse_better(r, METRICS),
                 *means,
                 f"{r['beats_scorers']} / {r['cells']}",
                 _ratio(r["fit_ratio_median"]),
             ]
         )
-    return _table(
+    return table(
         ["method", "cells"]
         + [f"{_NAMES[m]} W / B" for m in METRICS]
         + [f"mean Δ{_NAMES[m]}" for m in METRICS]

@@ -7,17 +7,17 @@ fusion rows and scored on the same test rows. NumPy's global random state is see
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import time
-import warnings
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ... import metrics
-from .._record import record_warnings
+from .._loop import FitBar, contender_rows, fit_seed, run_cells, seeded_fit, timed_fit
 from ..scenarios.contenders import Contender
 from .contenders import scorer_contenders
 from .data import ScoreSet, Setup, cached_scores, load_data
@@ -71,8 +71,12 @@ class RunResult:
     elapsed: float = 0.0
 
 
+#: The numeric columns of a fit row: NaN until measured, and after a failure.
+_MEASURED = (*METRICS, "accuracy", "fit_seconds", "predict_seconds")
+
+
 def _empty_row(status: str = "ok", error: str = "") -> dict:
-    row = dict.fromkeys((*METRICS, "accuracy", "fit_seconds", "predict_seconds"), math.nan)
+    row = dict.fromkeys(_MEASURED, math.nan)
     row.update(status=status, error=error, warnings=0, warning="")
     return row
 
@@ -94,24 +98,15 @@ def score_probabilities(y, P, classes) -> dict:
 
 def evaluate(estimator, S_fuse, y_fuse, S_test, y_test, classes) -> dict:
     """Fit and score one contender; failures are recorded, not raised."""
-    row = _empty_row()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            t0 = time.perf_counter()
-            estimator.fit(S_fuse, y_fuse)
-            row["fit_seconds"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            P = estimator.predict_proba(S_test)
-            row["predict_seconds"] = time.perf_counter() - t0
-            row.update(score_probabilities(y_test, P, classes))
-        except Exception as err:  # a failing method is reported, the benchmark goes on
-            row.update(_empty_row("error", f"{type(err).__name__}: {err}"[:300]))
-    return record_warnings(row, caught)
-
-
-def _fit_seed(setup: str, seed: int, n: int) -> int:
-    return zlib.crc32(f"{setup}|{seed}|{n}".encode()) & 0x7FFFFFFF
+    return timed_fit(
+        estimator,
+        S_fuse,
+        y_fuse,
+        S_test,
+        _empty_row(),
+        lambda P: score_probabilities(y_test, P, classes),
+        reset=_MEASURED,
+    )
 
 
 def run(
@@ -128,13 +123,7 @@ def run(
     ``on_rows`` receives the rows of each (cell, seed) as soon as they exist.
     """
     start = time.perf_counter()
-    data: dict[str, tuple] = {}
-
-    def load_once(name):
-        if name not in data:
-            data[name] = loader(name)
-        return data[name]
-
+    load_once = functools.cache(loader)
     labels = {c.key: c.label for c in contenders}
     families = {c.key: c.family for c in contenders}
     notes = [
@@ -142,37 +131,22 @@ def run(
         for key, limit in config.max_n.items()
         if key in labels
     ]
-    total = sum(
-        len(config.cell_sizes(s)) * len(config.setup_seeds(s)) * (len(contenders) + s.M)
-        for s in config.setups
+    every = {s: [*scorer_contenders(s.scorers), *contenders] for s in config.setups}
+    for c in itertools.chain.from_iterable(every.values()):
+        labels.setdefault(c.key, c.label)
+        families.setdefault(c.key, c.family)
+    plan = [
+        (s, seed, config.cell_sizes(s)) for s in config.setups for seed in config.setup_seeds(s)
+    ]
+    bar = FitBar(sum(len(sizes) * (len(contenders) + s.M) for s, _, sizes in plan), progress)
+    rows, score_rows = run_cells(
+        plan,
+        lambda setup, seed: cached_scores(setup, seed, config.cache_dir, load_once),
+        _score_row,
+        lambda setup, ss, n: _cell(setup, ss, n, every[setup], config, bar),
+        bar,
+        on_rows,
     )
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, unit="fit", dynamic_ncols=True, smoothing=0.05)
-    rows: list[dict] = []
-    score_rows: list[dict] = []
-    try:
-        for setup in config.setups:
-            every = [*scorer_contenders(setup.scorers), *contenders]
-            for c in every:
-                labels.setdefault(c.key, c.label)
-                families.setdefault(c.key, c.family)
-            for seed in config.setup_seeds(setup):
-                if bar is not None:
-                    bar.set_postfix_str(f"{setup.name} seed {seed}: scorers")
-                t0 = time.perf_counter()
-                ss, hit = cached_scores(setup, seed, config.cache_dir, load_once)
-                score_rows.append(_score_row(setup, ss, hit, time.perf_counter() - t0))
-                for n in config.cell_sizes(setup):
-                    new = _cell(setup, ss, n, every, config, bar)
-                    rows += new
-                    if on_rows is not None:
-                        on_rows(new)
-    finally:
-        if bar is not None:
-            bar.close()
     return RunResult(rows, score_rows, labels, families, config, notes, time.perf_counter() - start)
 
 
@@ -195,7 +169,7 @@ def _score_row(setup: Setup, ss: ScoreSet, hit: bool, seconds: float) -> dict:
     return row
 
 
-def _cell(setup: Setup, ss: ScoreSet, n: int, contenders, config, bar) -> list[dict]:
+def _cell(setup: Setup, ss: ScoreSet, n: int, contenders, config, bar: FitBar) -> list[dict]:
     S_fuse, y_fuse = ss.fusion_sample(n)
     base = {
         "setup": setup.name,
@@ -206,23 +180,18 @@ def _cell(setup: Setup, ss: ScoreSet, n: int, contenders, config, bar) -> list[d
         "n_test": int(ss.y_test.shape[0]),
         "score_key": ss.key,
     }
-    out = []
-    for c in contenders:
-        if bar is not None:
-            bar.set_postfix_str(f"{setup.name} seed {ss.seed} n={n}: {c.key}")
-        limit = config.max_n.get(c.key)
-        if limit is not None and n > limit:
-            row = _empty_row("skipped", f"not fitted above n_fuse = {limit:,}")
-        else:
-            # The legacy global state on purpose: what unseeded library code draws from.
-            np.random.seed(_fit_seed(setup.name, ss.seed, n))  # noqa: NPY002
-            try:
-                estimator = c.make()
-            except Exception as err:  # reported like any failure
-                row = _empty_row("error", f"{type(err).__name__}: {err}"[:300])
-            else:
-                row = evaluate(estimator, S_fuse, y_fuse, ss.S_test, ss.y_test, ss.classes)
-        out.append({**base, "method": c.key, "label": c.label, "family": c.family, **row})
-        if bar is not None:
-            bar.update(1)
-    return out
+    seed = fit_seed(setup.name, ss.seed, n)
+
+    def fit(c: Contender) -> dict:
+        return seeded_fit(
+            c.make,
+            seed,
+            lambda est: evaluate(est, S_fuse, y_fuse, ss.S_test, ss.y_test, ss.classes),
+            _empty_row,
+        )
+
+    where = f"{setup.name} seed {ss.seed} n={n}"
+    return [
+        {**base, "method": c.key, "label": c.label, "family": c.family, **row}
+        for c, row in contender_rows(contenders, n, config.max_n, fit, _empty_row, bar, where)
+    ]

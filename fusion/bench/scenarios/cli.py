@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
+from .. import _cli
 from .catalog import HOLDOUT_SEEDS, MAIN_SEEDS, QUICK, SCENARIO_SETS
 from .contenders import DEFAULT_MAX_N, parse_candidate, resolve
 
@@ -14,6 +14,7 @@ __all__ = ["build_parser", "main", "merge_rows"]
 
 
 def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
+    limits = ", ".join(f"{k}={v}" for k, v in DEFAULT_MAX_N.items())
     p = argparse.ArgumentParser(
         prog="bench_scorers.py",
         description=(
@@ -34,42 +35,17 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         help="smoke run: 3 scenarios, seed 0, n_fuse 500 (a couple of minutes)",
     )
     p.add_argument("--scenarios", nargs="+", metavar="NAME", help="only these scenarios")
-    p.add_argument("--seeds", nargs="+", type=int, metavar="S", help="seeds (default: the set's)")
-    p.add_argument("--sizes", nargs="+", type=int, metavar="N", help="only these n_fuse")
-    p.add_argument(
-        "--methods",
-        nargs="+",
-        metavar="KEY",
-        help="contenders to fit (default: fusion.fit default, every registered fusion method "
-        "and every peer); lr_logit, the reference, is always added",
-    )
-    p.add_argument(
-        "--candidate",
-        action="append",
-        default=[],
-        metavar="NAME=module:callable",
-        help="a prototype to evaluate: the callable returns an unfitted estimator with "
-        "fit(S, y) / predict_proba(S); module may be a path to a .py file; repeatable",
-    )
-    p.add_argument(
-        "--max-n",
-        action="append",
-        default=[],
-        metavar="KEY=N",
-        help="skip KEY's cells above N fusion rows (default: "
-        + ", ".join(f"{k}={v}" for k, v in DEFAULT_MAX_N.items())
-        + "; KEY=none lifts a limit); repeatable",
-    )
-    p.add_argument(
-        "--cache",
-        default=default_cache,
-        help="directory of cached scorer outputs"
-        + (f" (default: {default_cache})" if default_cache else ""),
-    )
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    p.add_argument(
-        "--out",
-        help="write report.md, fits.csv, cells.csv, summary.csv, scores.csv (and, while "
+    _cli.add_run_options(
+        p,
+        default_cache=default_cache,
+        seeds_help="seeds (default: the set's)",
+        methods_help="contenders to fit (default: fusion.fit default, every registered fusion "
+        "method and every peer); lr_logit, the reference, is always added",
+        candidate_help="a prototype to evaluate: the callable returns an unfitted estimator "
+        "with fit(S, y) / predict_proba(S); module may be a path to a .py file; repeatable",
+        max_n_help=f"skip KEY's cells above N fusion rows (default: {limits}; KEY=none lifts "
+        "a limit); repeatable",
+        out_help="write report.md, fits.csv, cells.csv, summary.csv, scores.csv (and, while "
         "running, fits.partial.csv)",
     )
     p.add_argument(
@@ -80,13 +56,8 @@ def build_parser(default_cache: str | None = None) -> argparse.ArgumentParser:
         help="add the rows of earlier runs (their fits.csv) for methods not fitted in this "
         "run, where scenario, seed, n_fuse and the scores' cache key match",
     )
-    p.add_argument(
-        "--report-from",
-        metavar="DIR",
-        help="fit nothing: rebuild DIR/report.md from the files an earlier --out wrote there",
-    )
-    p.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (default: 1)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _cli.add_report_from(p)
+    _cli.add_process_options(p)
     return p
 
 
@@ -126,25 +97,23 @@ def merge_rows(rows: list[dict], previous, methods_here: set[str]) -> tuple[list
 
 def main(argv=None, *, default_cache: str | None = None) -> int:
     parser = build_parser(default_cache)
-    args = parser.parse_args(argv)
-    try:
-        import pandas as pd
-        import tqdm  # noqa: F401
-    except ImportError:
-        print("the scorer benchmark needs pandas and tqdm: pip install "
-              "'fusion-calibration[bench]'", file=sys.stderr)  # fmt: skip
-        return 2
+    return _cli.main_with(parser, argv, benchmark="scorer benchmark", rebuild=_rebuild, run=_run)
+
+
+def _rebuild(folder: str) -> str:
+    """The report of the files an earlier ``--out`` wrote to ``folder``."""
+    from . import tables
+
+    return tables.markdown(*tables.read(folder))
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> int:
+    """Run the benchmark ``args`` ask for; ``command`` is quoted in the report."""
+    import pandas as pd
     from threadpoolctl import threadpool_limits
 
     from . import tables
     from .runner import RunConfig, run
-
-    if args.report_from:
-        result, command = tables.read(args.report_from)
-        text = tables.markdown(result, command)
-        (Path(args.report_from) / "report.md").write_text(text, encoding="utf-8")
-        print(text, end="")
-        return 0
 
     set_name = "holdout" if args.holdout else "main"
     scenarios = SCENARIO_SETS[set_name]
@@ -182,15 +151,7 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
     )
     from ...datasets import DatasetNotFoundError
 
-    on_rows = None
-    if args.out:
-        partial = Path(args.out) / "fits.partial.csv"
-        partial.parent.mkdir(parents=True, exist_ok=True)
-        partial.unlink(missing_ok=True)
-
-        def on_rows(new):  # rows so far, in case a long run is interrupted
-            pd.DataFrame(new).to_csv(partial, mode="a", header=not partial.exists(), index=False)
-
+    on_rows = _cli.partial_writer(args.out)
     try:
         with threadpool_limits(limits=args.threads):
             result = run(config, contenders, progress=not args.no_progress, on_rows=on_rows)
@@ -206,11 +167,7 @@ def main(argv=None, *, default_cache: str | None = None) -> int:
             + "; their fit times were measured in that run, so their ratios to this run's "
             "LR times mix two machines' loads."
         )
-    command = "python benchmarks/bench_scorers.py " + shlex.join(
-        argv if argv is not None else sys.argv[1:]
-    )
     print(tables.markdown(result, command), end="")
     if args.out:
-        for path in tables.write(result, args.out, command):
-            print(f"wrote {path}", file=sys.stderr)
+        _cli.announce(tables.write(result, args.out, command))
     return 0

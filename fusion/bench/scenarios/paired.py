@@ -1,9 +1,7 @@
 """Paired comparisons with the reference, per cell (scenario x fusion sample size).
 
-For one metric and one cell, ``d_s = metric(method, seed s) - metric(reference, seed s)``
-(same scores, same fusion rows, same test rows). The method is *clearly worse* when
-``d_s > 0`` on every seed **and** ``mean(d) > sd(d)`` (sample standard deviation of the
-paired differences), *clearly better* when ``d_s < 0`` on every seed and ``-mean(d) > sd(d)``
+Every method is compared with LR on the logits (the reference) by paired differences over
+seeds and flagged clearly worse / clearly better as :mod:`fusion.bench._paired` defines
 (the definition of issue 12). Lower is better for all three metrics.
 """
 
@@ -11,28 +9,21 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from .._paired import (
+    cell_status,
+    fit_columns,
+    flag_counts,
+    mean_or_nan,
+    median_or_nan,
+    paired_columns,
+    paired_flag,
+    summary_counts,
+)
 
 __all__ = ["METRICS", "paired_flag", "cell_stats", "summary"]
 
 #: Metric columns of a fit row (all: lower is better).
 METRICS: tuple[str, ...] = ("brier", "log_loss", "ece")
-
-
-def paired_flag(diffs) -> str:
-    """``"worse"``, ``"better"`` or ``""`` for paired differences (method - reference).
-
-    Needs at least two seeds (the sd of one difference is undefined): fewer give ``""``.
-    """
-    d = np.asarray(diffs, dtype=float)
-    if d.size < 2 or not np.all(np.isfinite(d)):
-        return ""
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if np.all(d > 0) and mean > sd:
-        return "worse"
-    if np.all(d < 0) and -mean > sd:
-        return "better"
-    return ""
 
 
 def cell_stats(fits, reference: str):
@@ -60,30 +51,16 @@ def cell_stats(fits, reference: str):
     out = []
     for (scen, n), cell in fits.groupby(["scenario", "n_fuse"], sort=False):
         ref = cell[(cell["method"] == reference) & (cell["status"] == "ok")].set_index("seed")
-        ref_fit = float(ref["fit_seconds"].median()) if len(ref) else math.nan
+        ref_fit = median_or_nan(ref["fit_seconds"])
         for method, g in cell.groupby("method", sort=False):
             row = {"scenario": scen, "n_fuse": int(n), "method": method, "n_seeds": len(g)}
-            if (g["status"] == "skipped").all():
-                row["status"] = "skipped"
-            elif (g["status"] != "ok").any():
-                row["status"] = "failed"
-            else:
-                row["status"] = "ok"
+            row["status"] = cell_status(g)
             ok = g[g["status"] == "ok"].set_index("seed")
+            against = ref if row["status"] == "ok" and len(ref) else None
             for m in METRICS:
-                row[m] = float(ok[m].mean()) if len(ok) else math.nan
-                row[f"{m}_diff"] = row[f"{m}_sd"] = math.nan
-                row[f"{m}_flag"] = ""
-                if row["status"] != "ok" or not len(ref):
-                    continue
-                common = ok.index.intersection(ref.index)
-                d = (ok.loc[common, m] - ref.loc[common, m]).to_numpy(dtype=float)
-                if d.size:
-                    row[f"{m}_diff"] = float(d.mean())
-                    row[f"{m}_sd"] = float(d.std(ddof=1)) if d.size > 1 else math.nan
-                    row[f"{m}_flag"] = paired_flag(d)
-            row["fit_median"] = float(ok["fit_seconds"].median()) if len(ok) else math.nan
-            row["fit_ratio"] = row["fit_median"] / ref_fit if ref_fit > 0 else math.nan
+                row[m] = mean_or_nan(ok[m])
+                row.update(paired_columns(ok, against, m))
+            row.update(fit_columns(ok, ref_fit))
             out.append(row)
     return pd.DataFrame(out)
 
@@ -108,19 +85,12 @@ def summary(cells, reference: str):
 
     rows = []
     for method, g in cells.groupby("method", sort=False):
-        ok = g[g["status"] == "ok"]
-        row = {
-            "method": method,
-            "cells": len(ok),
-            "skipped": int((g["status"] == "skipped").sum()),
-            "failed": int((g["status"] == "failed").sum()),
-        }
+        row, ok = summary_counts(method, g)
         for m in METRICS:
-            row[f"{m}_worse"] = int((ok[f"{m}_flag"] == "worse").sum())
-            row[f"{m}_better"] = int((ok[f"{m}_flag"] == "better").sum())
-            row[f"{m}_mean"] = float(ok[m].mean()) if len(ok) else math.nan
+            row.update(flag_counts(ok, m))
+            row[f"{m}_mean"] = mean_or_nan(ok[m])
             diffs = ok[f"{m}_diff"].dropna()
-            row[f"{m}_mean_diff"] = float(diffs.mean()) if len(diffs) else math.nan
+            row[f"{m}_mean_diff"] = mean_or_nan(diffs)
             if len(diffs) and method != reference:
                 worst = ok.loc[diffs.idxmax()]
                 row[f"{m}_worst"] = float(worst[f"{m}_diff"])
@@ -128,8 +98,7 @@ def summary(cells, reference: str):
             else:
                 row[f"{m}_worst"] = math.nan
                 row[f"{m}_worst_cell"] = ""
-        ratios = ok["fit_ratio"].dropna()
-        row["fit_ratio_median"] = float(ratios.median()) if len(ratios) else math.nan
-        row["fit_median"] = float(ok["fit_median"].median()) if len(ok) else math.nan
+        row["fit_ratio_median"] = median_or_nan(ok["fit_ratio"].dropna())
+        row["fit_median"] = median_or_nan(ok["fit_median"])
         rows.append(row)
     return pd.DataFrame(rows)

@@ -8,17 +8,18 @@ from it (unseeded CV folds) are reproducible run to run.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ... import metrics
-from .._record import chosen, record_warnings
+from .._loop import FitBar, contender_rows, fit_seed, run_cells, seeded_fit, timed_fit
+from .._record import chosen
 from .catalog import Scenario
 from .contenders import Contender, FusionFit
 from .scores import ScoreSet, cached_scores
@@ -63,9 +64,13 @@ class RunResult:
     elapsed: float = 0.0
 
 
+#: The test metrics of a fit row: NaN until measured, and after a failure.
+_METRICS = ("brier", "log_loss", "ece")
+
+
 def _empty_row(status: str = "ok", error: str = "") -> dict:
     """A result row with every column (CSV rows of a run all have the same fields)."""
-    row = dict.fromkeys(("brier", "log_loss", "ece", "fit_seconds", "predict_seconds"), math.nan)
+    row = dict.fromkeys((*_METRICS, "fit_seconds", "predict_seconds"), math.nan)
     row.update(status=status, error=error, warnings=0, warning="", note="", selected="")
     row.update(p_min=math.nan, p_max=math.nan)
     return row
@@ -73,27 +78,19 @@ def _empty_row(status: str = "ok", error: str = "") -> dict:
 
 def evaluate(estimator, S_fuse, y_fuse, S_test, y_test) -> dict:
     """Fit and score one contender; failures are recorded, not raised."""
-    row = _empty_row()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            t0 = time.perf_counter()
-            estimator.fit(S_fuse, y_fuse)
-            row["fit_seconds"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            p = np.asarray(estimator.predict_proba(S_test), dtype=float)
-            row["predict_seconds"] = time.perf_counter() - t0
-            p = p[:, 1] if p.ndim == 2 else p
-            row["brier"] = metrics.brier_score(y_test, p)
-            row["log_loss"] = metrics.log_loss(y_test, p)
-            row["ece"] = metrics.binned_ece(y_test, p, n_bins=ECE_BINS)
-            row["p_min"], row["p_max"] = float(p.min()), float(p.max())
-            row["selected"] = selected(estimator)
-        except Exception as err:  # a failing method is reported, the benchmark goes on
-            row.update(status="error", error=f"{type(err).__name__}: {err}"[:300])
-            for m in ("brier", "log_loss", "ece"):
-                row[m] = math.nan
-    return record_warnings(row, caught)
+
+    def score(P: np.ndarray) -> dict:
+        p = P[:, 1] if P.ndim == 2 else P
+        return {
+            "brier": metrics.brier_score(y_test, p),
+            "log_loss": metrics.log_loss(y_test, p),
+            "ece": metrics.binned_ece(y_test, p, n_bins=ECE_BINS),
+            "p_min": float(p.min()),
+            "p_max": float(p.max()),
+            "selected": selected(estimator),
+        }
+
+    return timed_fit(estimator, S_fuse, y_fuse, S_test, _empty_row(), score, reset=_METRICS)
 
 
 #: Fitted attributes worth recording: the hyper-parameters a method chose by CV.
@@ -135,18 +132,6 @@ def default_alias(contenders: Sequence[Contender]) -> dict[str, str]:
     return out
 
 
-def _fit_seed(scenario: str, seed: int, n: int) -> int:
-    return zlib.crc32(f"{scenario}|{seed}|{n}".encode()) & 0x7FFFFFFF
-
-
-def _progress(total: int, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit="fit", dynamic_ncols=True, smoothing=0.05)
-
-
 def run(
     config: RunConfig,
     contenders: Sequence[Contender],
@@ -173,13 +158,7 @@ def run(
     start = time.perf_counter()
     if loader is None:
         from ...datasets import load as loader
-    data_cache: dict[str, object] = {}
-
-    def load_once(name):
-        if name not in data_cache:
-            data_cache[name] = loader(name)
-        return data_cache[name]
-
+    load_once = functools.cache(loader)
     aliases = default_alias(contenders)
     notes = [
         f"`{k}` builds the same estimator as `fusion.fit` by default; its rows are the "
@@ -192,28 +171,16 @@ def run(
                 f"`{c.key}` is not fitted on fusion samples above {config.max_n[c.key]:,} rows "
                 "(too slow; those cells are marked skipped)."
             )
-    n_fits = sum(
-        len(config.cell_sizes(s)) * len(config.seeds) * len(contenders) for s in config.scenarios
+    plan = [(s, seed, config.cell_sizes(s)) for s in config.scenarios for seed in config.seeds]
+    bar = FitBar(sum(len(sizes) * len(contenders) for _, _, sizes in plan), progress)
+    rows, score_rows = run_cells(
+        plan,
+        lambda scenario, seed: cached_scores(scenario, seed, config.cache_dir, load_once),
+        _score_row,
+        lambda scenario, ss, n: _cell(scenario, ss, n, contenders, config, aliases, bar),
+        bar,
+        on_rows,
     )
-    bar = _progress(n_fits, progress)
-    rows: list[dict] = []
-    score_rows: list[dict] = []
-    try:
-        for scenario in config.scenarios:
-            for seed in config.seeds:
-                if bar is not None:
-                    bar.set_postfix_str(f"{scenario.name} seed {seed}: scorers")
-                t0 = time.perf_counter()
-                ss, hit = cached_scores(scenario, seed, config.cache_dir, load_once)
-                score_rows.append(_score_row(scenario, ss, hit, time.perf_counter() - t0))
-                for n in config.cell_sizes(scenario):
-                    new = _cell(scenario, ss, n, contenders, config, aliases, bar)
-                    rows += new
-                    if on_rows is not None:
-                        on_rows(new)
-    finally:
-        if bar is not None:
-            bar.close()
     return RunResult(
         rows=rows,
         scores=score_rows,
@@ -241,7 +208,9 @@ def _score_row(scenario: Scenario, ss: ScoreSet, hit: bool, seconds: float) -> d
     return row
 
 
-def _cell(scenario, ss: ScoreSet, n: int, contenders, config, aliases, bar) -> list[dict]:
+def _cell(
+    scenario: Scenario, ss: ScoreSet, n: int, contenders, config, aliases, bar: FitBar
+) -> list[dict]:
     S_fuse, y_fuse = ss.fusion_sample(n)
     base = {
         "set": config.set_name,
@@ -253,27 +222,23 @@ def _cell(scenario, ss: ScoreSet, n: int, contenders, config, aliases, bar) -> l
         "n_test": int(ss.y_test.shape[0]),
         "score_key": ss.key,
     }
+    seed = fit_seed(scenario.name, ss.seed, n)
     done: dict[str, dict] = {}
-    out = []
-    for c in contenders:
-        if bar is not None:
-            bar.set_postfix_str(f"{scenario.name} seed {ss.seed} n={n}: {c.key}")
-        limit = config.max_n.get(c.key)
-        if limit is not None and n > limit:
-            row = _empty_row("skipped", f"not fitted above n_fuse = {limit:,}")
-        elif c.key in aliases and aliases[c.key] in done:
-            row = dict(done[aliases[c.key]], note=f"= {aliases[c.key]}")
-        else:
-            # Deliberately the legacy global state: what unseeded library code draws from.
-            np.random.seed(_fit_seed(scenario.name, ss.seed, n))  # noqa: NPY002
-            try:
-                estimator = c.make()
-            except Exception as err:  # reported like any failure
-                row = _empty_row("error", f"{type(err).__name__}: {err}"[:300])
-            else:
-                row = evaluate(estimator, S_fuse, y_fuse, ss.S_test, ss.y_test)
-            done[c.key] = row
-        out.append({**base, "method": c.key, "label": c.label, **row})
-        if bar is not None:
-            bar.update(1)
-    return out
+
+    def fit(c: Contender) -> dict:
+        alias = aliases.get(c.key)
+        if alias in done:
+            return dict(done[alias], note=f"= {alias}")
+        done[c.key] = seeded_fit(
+            c.make,
+            seed,
+            lambda est: evaluate(est, S_fuse, y_fuse, ss.S_test, ss.y_test),
+            _empty_row,
+        )
+        return done[c.key]
+
+    where = f"{scenario.name} seed {ss.seed} n={n}"
+    return [
+        {**base, "method": c.key, "label": c.label, **row}
+        for c, row in contender_rows(contenders, n, config.max_n, fit, _empty_row, bar, where)
+    ]

@@ -9,21 +9,16 @@ scikit-learn version, so a rerun costs only the fusion fits.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
-import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
-import sklearn
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
+from .._scores import FusionPool, cache_key, cache_path, cached, fit_scorer, pool_and_test
 from .catalog import Scenario, feature_columns, split_rows
 from .scorers import make_scorer
 
@@ -34,7 +29,7 @@ SCORES_VERSION = 1
 
 
 @dataclass
-class ScoreSet:
+class ScoreSet(FusionPool):
     """Scores of the fusion pool and of the test set for one (scenario, seed).
 
     Attributes
@@ -62,22 +57,14 @@ class ScoreSet:
     meta: dict
     key: str
 
-    def fusion_sample(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        if n > self.S_pool.shape[0]:
-            raise ValueError(f"fusion sample of {n} rows from a pool of {self.S_pool.shape[0]}.")
-        return self.S_pool[:n], self.y_pool[:n]
+
+#: The fields of a :class:`ScoreSet` its cache file holds as arrays (the rest is JSON).
+_ARRAYS = ("S_pool", "y_pool", "S_test", "y_test")
 
 
 def score_key(scenario: Scenario, seed: int) -> str:
     """Hex digest identifying the scores of ``(scenario, seed)`` under the current code."""
-    payload = {
-        "scenario": asdict(scenario),
-        "seed": int(seed),
-        "version": SCORES_VERSION,
-        "sklearn": sklearn.__version__,
-    }
-    text = json.dumps(payload, sort_keys=True, default=list)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return cache_key("scenario", asdict(scenario), seed, SCORES_VERSION)
 
 
 def _rng(scenario: Scenario, seed: int) -> np.random.Generator:
@@ -104,14 +91,11 @@ def build_scores(scenario: Scenario, seed: int, data) -> ScoreSet:
         num = [c for c in cols if c not in categorical]
         scorer = make_scorer(spec.kind, cat, num, int(rng.integers(2**31 - 1)))
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            scorer.fit(data.X.iloc[rows][cols], data.y[rows])
+        fit_scorer(scorer, data.X.iloc[rows][cols], data.y[rows])
         s = scorer.predict_proba(data.X.iloc[keep][cols])[:, 1]
         seconds.append(time.perf_counter() - t0)
         scores.append(s)
         aucs.append(float(roc_auc_score(data.y[test], s[pool.shape[0] :])))
-    S = np.column_stack(scores).astype(float)
     n_pool = pool.shape[0]
     meta = {
         "n_train": [int(r.shape[0]) for r in train_parts],
@@ -124,55 +108,15 @@ def build_scores(scenario: Scenario, seed: int, data) -> ScoreSet:
     return ScoreSet(
         scenario=scenario.name,
         seed=int(seed),
-        S_pool=S[:n_pool],
-        y_pool=data.y[pool].astype(np.int64),
-        S_test=S[n_pool:],
-        y_test=data.y[test].astype(np.int64),
+        **pool_and_test(
+            np.column_stack(scores).astype(float),
+            data.y[pool].astype(np.int64),
+            data.y[test].astype(np.int64),
+        ),
         scorer_auc=aucs,
         meta=meta,
         key=score_key(scenario, seed),
     )
-
-
-def _path(cache_dir: Path, scenario: Scenario, seed: int, key: str) -> Path:
-    return Path(cache_dir) / f"{scenario.name}-seed{seed}-{key[:16]}.npz"
-
-
-def _save(ss: ScoreSet, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.part")
-    info = {"scorer_auc": ss.scorer_auc, "meta": ss.meta, "key": ss.key}
-    with open(tmp, "wb") as fh:
-        np.savez_compressed(
-            fh,
-            S_pool=ss.S_pool,
-            y_pool=ss.y_pool,
-            S_test=ss.S_test,
-            y_test=ss.y_test,
-            info=np.array(json.dumps(info)),
-        )
-    tmp.replace(path)
-
-
-def _read(path: Path, scenario: Scenario, seed: int, key: str) -> ScoreSet | None:
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            info = json.loads(str(z["info"]))
-            if info.get("key") != key:
-                return None
-            return ScoreSet(
-                scenario=scenario.name,
-                seed=int(seed),
-                S_pool=z["S_pool"],
-                y_pool=z["y_pool"],
-                S_test=z["S_test"],
-                y_test=z["y_test"],
-                scorer_auc=list(info["scorer_auc"]),
-                meta=dict(info["meta"]),
-                key=key,
-            )
-    except (OSError, ValueError, KeyError):  # a damaged file is rebuilt
-        return None
 
 
 def cached_scores(
@@ -185,12 +129,22 @@ def cached_scores(
     stored when ``cache_dir`` is given). ``loader(name)`` returns the data set; it is only
     called on a cache miss. Returns the scores and whether they came from the cache."""
     key = score_key(scenario, seed)
-    path = _path(Path(cache_dir), scenario, seed, key) if cache_dir is not None else None
-    if path is not None and path.is_file():
-        ss = _read(path, scenario, seed, key)
-        if ss is not None:
-            return ss, True
-    ss = build_scores(scenario, seed, loader(scenario.dataset))
-    if path is not None:
-        _save(ss, path)
-    return ss, False
+
+    def restore(arrays: dict[str, np.ndarray], extras: dict) -> ScoreSet:
+        return ScoreSet(
+            scenario.name,
+            int(seed),
+            **arrays,
+            scorer_auc=list(extras["scorer_auc"]),
+            meta=dict(extras["meta"]),
+            key=key,
+        )
+
+    return cached(
+        cache_path(cache_dir, scenario.name, seed, key),
+        key,
+        arrays=_ARRAYS,
+        build=lambda: build_scores(scenario, seed, loader(scenario.dataset)),
+        extras=lambda ss: {"scorer_auc": ss.scorer_auc, "meta": ss.meta},
+        restore=restore,
+    )

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+from .._markdown import compared_cells, milli, num, seconds, table, worse_better
 from .catalog import HOLDOUT, MAIN, Scenario
 from .contenders import REFERENCE
 from .paired import METRICS, cell_stats, summary
@@ -22,35 +23,6 @@ def fits_frame(result: RunResult):
     import pandas as pd
 
     return pd.DataFrame(result.rows)
-
-
-def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> list[str]:
-    align = align or "l" + "r" * (len(header) - 1)
-    marks = ["---" if a == "l" else "---:" for a in align]
-    return ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"] + [
-        "| " + " | ".join(r) + " |" for r in rows
-    ]
-
-
-def _num(x: float, digits: int = 4) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
-def _milli(x: float, flag: str = "") -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    text = f"{1000 * x:+.2f}"
-    if flag == "worse":
-        return f"**{text} W**"
-    if flag == "better":
-        return f"{text} B"
-    return text
-
-
-def _seconds(x: float) -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    return f"{x:.3f}" if x < 1 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
 
 
 def _scenario_table(result: RunResult) -> list[str]:
@@ -78,7 +50,7 @@ def _scenario_table(result: RunResult) -> list[str]:
                 aucs,
             ]
         )
-    return _table(
+    return table(
         ["scenario", "data", "role", "M", "scorers (kind, features, training rows)",
          "n_fuse", "test rows", "positives", "scorer test AUC"],
         rows,
@@ -89,29 +61,25 @@ def _scenario_table(result: RunResult) -> list[str]:
 def _summary_table(summ, labels: dict[str, str]) -> list[str]:
     rows = []
     for _, r in summ.iterrows():
-        cells = f"{r['cells']}"
-        if r["skipped"] or r["failed"]:
-            cells += f" ({r['skipped']} skipped, {r['failed']} failed)"
-        wb = [f"{r[f'{m}_worse']} / {r[f'{m}_better']}" for m in METRICS]
         worst = [
             "—"
             if math.isnan(r[f"{m}_worst"])
-            else f"{_milli(r[f'{m}_worst'])} ({r[f'{m}_worst_cell']})"
+            else f"{milli(r[f'{m}_worst'])} ({r[f'{m}_worst_cell']})"
             for m in METRICS
         ]
         rows.append(
             [
                 labels.get(r["method"], r["method"]),
-                cells,
-                *wb,
-                _num(r["ece_mean"]),
-                _milli(r["ece_mean_diff"]),
+                compared_cells(r),
+                *worse_better(r, METRICS),
+                num(r["ece_mean"]),
+                milli(r["ece_mean_diff"]),
                 *worst,
-                _seconds(r["fit_median"]),
+                seconds(r["fit_median"]),
                 "—" if math.isnan(r["fit_ratio_median"]) else f"{r['fit_ratio_median']:.1f}",
             ]
         )
-    return _table(
+    return table(
         ["method", "cells", "Brier W / B", "log-loss W / B", "ECE W / B", "mean ECE",
          "mean ΔECE", "worst ΔBrier", "worst Δlog-loss", "worst ΔECE", "median fit s",
          "fit / LR"],
@@ -130,7 +98,7 @@ def _metric_table(cells, methods: list[str], labels: dict[str, str], metric: str
         g = g.set_index("method")
         row = [
             _cell_label(scen, n),
-            _num(g.loc[REFERENCE, metric]) if REFERENCE in g.index else "—",
+            num(g.loc[REFERENCE, metric]) if REFERENCE in g.index else "—",
         ]
         for m in methods:
             if m == REFERENCE:
@@ -144,10 +112,10 @@ def _metric_table(cells, methods: list[str], labels: dict[str, str], metric: str
             elif r["status"] == "failed":
                 row.append("fail")
             else:
-                row.append(_milli(r[f"{metric}_diff"], r[f"{metric}_flag"]))
+                row.append(milli(r[f"{metric}_diff"], r[f"{metric}_flag"]))
         rows.append(row)
     heads = [labels.get(m, m) for m in methods if m != REFERENCE]
-    return _table(["cell (scenario, n_fuse)", f"{labels.get(REFERENCE, REFERENCE)}", *heads], rows)
+    return table(["cell (scenario, n_fuse)", f"{labels.get(REFERENCE, REFERENCE)}", *heads], rows)
 
 
 def _time_table(cells, methods: list[str], labels: dict[str, str]) -> list[str]:
@@ -161,9 +129,9 @@ def _time_table(cells, methods: list[str], labels: dict[str, str]) -> list[str]:
             elif g.loc[m, "status"] == "skipped":
                 row.append("skip")
             else:
-                row.append(_seconds(g.loc[m, "fit_median"]))
+                row.append(seconds(g.loc[m, "fit_median"]))
         rows.append(row)
-    return _table(["cell (scenario, n_fuse)", *[labels.get(m, m) for m in methods]], rows)
+    return table(["cell (scenario, n_fuse)", *[labels.get(m, m) for m in methods]], rows)
 
 
 def _focus_table(cells, method: str) -> list[str]:
@@ -176,15 +144,15 @@ def _focus_table(cells, method: str) -> list[str]:
         q = ref.loc[key] if key in ref.index else None
         row = [_cell_label(*key)]
         for m in METRICS:
-            row.append(_num(q[m]) if q is not None else "—")
+            row.append(num(q[m]) if q is not None else "—")
             if r["status"] != "ok":
                 row.append("skip" if r["status"] == "skipped" else "fail")
             else:
-                row.append(_milli(r[f"{m}_diff"], r[f"{m}_flag"]))
+                row.append(milli(r[f"{m}_diff"], r[f"{m}_flag"]))
         ratio = r["fit_ratio"]
-        row += [_seconds(r["fit_median"]), "—" if math.isnan(ratio) else f"{ratio:.0f}"]
+        row += [seconds(r["fit_median"]), "—" if math.isnan(ratio) else f"{ratio:.0f}"]
         rows.append(row)
-    return _table(
+    return table(
         ["cell (scenario, n_fuse)", "LR Brier", "Δ Brier", "LR log-loss", "Δ log-loss",
          "LR ECE", "Δ ECE", "fit s", "fit / LR"],
         rows,
