@@ -244,7 +244,7 @@ def one_blas_thread():
         return
     with _blas_lock:
         if _blas_depth == 0:
-            from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+            from threadpoolctl import threadpool_limits
 
             _blas_limiter = threadpool_limits(limits=1, user_api="blas")
         _blas_depth += 1
