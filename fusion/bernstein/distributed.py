@@ -22,7 +22,7 @@ Passes over the data
    values per column.
 2. Only for a sketched column that has more than ``k`` distinct values: exact counts below
    and at each knot (the sketch's values are exact mid-ECDF values at its knots).
-3. The sufficient statistics, summed up the tree. Rank-only model: ``GramStats`` per block
+3. The sufficient statistics, summed up the tree. Rank-only model: ``LeastSquaresStats`` per block
    (per block and fold for ``degree="cv"``, all candidate degrees in the same pass).
    Default model: the cell sums per block (and fold, for cross-validation); they do not
    depend on the degree or the penalty, so one pass serves the whole search.
@@ -49,6 +49,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._lstsq import LeastSquaresStats
 from .._validation import (
     DIRECTION_Z,
     canonical_weights,
@@ -68,7 +69,8 @@ from ..ecdf.sketch import (
 )
 from .basis import make_components
 from .cells import CellData, CellSums, block_sums, cell_edges, hash_folds, resolve_bins
-from .qp import GramStats, accumulate_gram
+from .checks import as_degrees, check_not_constant, fold_seed
+from .qp import accumulate_gram
 from .scale import scores_scale
 
 __all__ = ["fit_dask", "predict_proba_dask", "predict_dask", "SPLIT_EVERY", "SUMMARY_FACTOR"]
@@ -356,7 +358,7 @@ def _block_folds(y01: np.ndarray, cv: int, seed: int, i: int) -> np.ndarray:
 
 
 def _gram_block(Sb, yb, wb, i: int, M: int, model, positive, cands, components, cv, seed):
-    """Pass 3: GramStats of one block for every candidate (and fold, for CV)."""
+    """Pass 3: LeastSquaresStats of one block for every candidate (and fold, for CV)."""
     Sb = model.direct(np.asarray(Sb, dtype=float).reshape(-1, M))
     yb = np.asarray(yb).reshape(-1)
     y01 = (yb == positive).astype(float)
@@ -381,7 +383,7 @@ def _sum_stats(parts: list[dict]) -> dict:
     out = {}
     for d in parts[0]:
         vals = [p[d] for p in parts]
-        if isinstance(vals[0], GramStats):
+        if isinstance(vals[0], LeastSquaresStats):
             out[d] = sum(vals[1:], vals[0])
         else:
             out[d] = [sum((v[f] for v in vals[1:]), vals[0][f]) for f in range(len(vals[0]))]
@@ -400,8 +402,6 @@ def _mid_from_counts(summary) -> np.ndarray:
 def fit_dask(est, S, y, sample_weight=None):
     """Fit ``est`` (a :class:`~fusion.BernsteinFusion`) on dask collections; returns ``est``."""
     dask, _ = _dask()
-    from .estimator import _check_not_constant
-
     est._validate_params()
     if est.n_bootstrap:
         raise ValueError(
@@ -468,7 +468,7 @@ def fit_dask(est, S, y, sample_weight=None):
             q, exact = summary.vals, True
         else:
             q, exact = choose_knots(summary, n_knots)
-        _check_not_constant(q, j)
+        check_not_constant(q, j)
         knots[j] = q
         if exact:
             values[j] = _mid_from_counts(summary)
@@ -545,8 +545,6 @@ def _directions(est, blocks, ecdf, knots, positive, scale) -> tuple[np.ndarray, 
 def _fit_rank_only(est, blocks, model, classes, n: int, M: int, B: int) -> None:
     """Pass 3 of the rank-only model: sufficient statistics, then the QP on the client."""
     dask, _ = _dask()
-    from .estimator import _as_degrees, _fold_seed
-
     for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
         setattr(est, name, None)
     components = make_components(est._rank_only_structure(), M)
@@ -555,10 +553,10 @@ def _fit_rank_only(est, blocks, model, classes, n: int, M: int, B: int) -> None:
             raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
         n_train = n - (-(-n // est.cv)) - 2 * B  # largest fold: n / cv + 1 row per class, block
         cands = est._candidates(M, max(n_train, 1), components)
-        seed = _fold_seed(est)
+        seed = fold_seed(est)
         cv = est.cv
     else:
-        cands = [_as_degrees(est.degree, M, "degree")]
+        cands = [as_degrees(est.degree, M, "degree")]
         est._check_size(cands[0], n, components)
         cv, seed = None, 0
     gram = dask.delayed(_gram_block, pure=True)
@@ -596,8 +594,6 @@ def _merge_cells(parts: list[CellSums]) -> CellSums:
 def _fit_logistic(est, blocks, model, classes, n: int, M: int) -> None:
     """The default model: one pass for the cell sums, then the fit on the client."""
     dask, _ = _dask()
-    from .estimator import _fold_seed
-
     est._own_scale_setup()
     candidates = est._candidates_logistic(M, n)
     lams = est._lam_candidates(n)
@@ -606,7 +602,7 @@ def _fit_logistic(est, blocks, model, classes, n: int, M: int) -> None:
     search = len(candidates) > 1 or len(lams) > 1
     if search and n < est.cv:
         raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
-    cv, seed = (est.cv, _fold_seed(est)) if search else (None, 0)
+    cv, seed = (est.cv, fold_seed(est)) if search else (None, 0)
     model.set_scale(est)
     model = dask.delayed(model, pure=True)
     cell = dask.delayed(_cell_block, pure=True)

@@ -10,15 +10,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import COMMON_PARAMETERS, SKETCH_KNOTS, FusionEstimator
+from .._lstsq import LeastSquaresStats, heldout_sse
 from .._progress import Progress
 from .._solver import SolverWarning
 from .._validation import fold_ids
-from ..ecdf import ConstantColumnError
 from . import logistic
 from .basis import (
     STRUCTURES,
@@ -28,7 +27,8 @@ from .basis import (
     make_components,
 )
 from .cells import RowData, aggregate_cells, cell_edges, hash_folds, resolve_bins
-from .qp import GramStats, MonotoneQP, StructuredQP, accumulate_gram, heldout_sse
+from .checks import as_degrees, fold_seed
+from .qp import MonotoneQP, StructuredQP, accumulate_gram
 from .scale import BASES, InverseECDF, choose_bases, own_scale, scale_constants, scores_scale
 
 __all__ = [
@@ -526,7 +526,7 @@ class BernsteinFusion(FusionEstimator):
             elif self.degree == "cv":
                 degrees = self._candidates(M, None, components)
             else:
-                degrees = [_as_degrees(self.degree, M, "degree")]
+                degrees = [as_degrees(self.degree, M, "degree")]
                 self._check_size(degrees[0], None, components)
             out += [(structure, components, d) for d in degrees]
         return out
@@ -555,7 +555,7 @@ class BernsteinFusion(FusionEstimator):
         int ``cv`` (the same folds as a dask fit), else the given splits, which must
         partition the rows."""
         if isinstance(self.cv, Integral) and not isinstance(self.cv, bool):
-            return hash_folds(U, y, int(self.cv), _fold_seed(self)), int(self.cv)
+            return hash_folds(U, y, int(self.cv), fold_seed(self)), int(self.cv)
         splits = self._cv_splits(U, y)
         fold_of = fold_ids(splits, U.shape[0])
         if fold_of is None:
@@ -722,7 +722,7 @@ class BernsteinFusion(FusionEstimator):
         if isinstance(self.degree, str):  # "cv" or "auto"
             degrees, stats = self._select_degree(U, y, sample_weight, components)
         else:
-            degrees = _as_degrees(self.degree, M, "degree")
+            degrees = as_degrees(self.degree, M, "degree")
             self._check_size(degrees, U.shape[0], components)
             stats = accumulate_gram(U, y, sample_weight, degrees, components=components)
             self.__dict__.pop("cv_scores_", None)
@@ -739,7 +739,7 @@ class BernsteinFusion(FusionEstimator):
     def _resamples(self, n: int):
         """Row counts of ``n_bootstrap`` multinomial resamples of ``n`` rows, seeded by
         ``random_state`` (a stream apart from the folds'), with progress."""
-        rng = np.random.default_rng([_fold_seed(self), 1])
+        rng = np.random.default_rng([fold_seed(self), 1])
         with Progress(self.n_bootstrap, desc="bootstrap", enabled=self.verbose) as progress:
             for _ in range(self.n_bootstrap):
                 yield rng.multinomial(n, np.full(n, 1.0 / n)).astype(float)
@@ -849,7 +849,7 @@ class BernsteinFusion(FusionEstimator):
             return MonotoneQP(shapes[0], **settings)
         return StructuredQP(shapes, **settings)
 
-    def _solve_final(self, degrees, stats: GramStats, components) -> None:
+    def _solve_final(self, degrees, stats: LeastSquaresStats, components) -> None:
         self.degree_ = tuple(int(k) for k in degrees)
         self.components_ = tuple(tuple(int(a) for a in c) for c in components)
         qp = self._make_qp(degrees, components)
@@ -882,7 +882,7 @@ class BernsteinFusion(FusionEstimator):
         limit = self.max_coefficients if n_train is None else min(self.max_coefficients, n_train)
         cands = []
         for g in grid:
-            d = _as_degrees(g, M, "degree_grid entry")
+            d = as_degrees(g, M, "degree_grid entry")
             if d not in cands and _n_coef(d, components) <= limit:
                 cands.append(d)
         if not cands:
@@ -893,7 +893,7 @@ class BernsteinFusion(FusionEstimator):
             )
         return cands
 
-    def _select_degree(self, U, y, w, components) -> tuple[tuple[int, ...], GramStats]:
+    def _select_degree(self, U, y, w, components) -> tuple[tuple[int, ...], LeastSquaresStats]:
         n = U.shape[0]
         splits = self._cv_splits(U, y)
         fold_of = fold_ids(splits, n)
@@ -928,7 +928,9 @@ class BernsteinFusion(FusionEstimator):
         progress.close()
         return best
 
-    def _cv_score(self, degrees, folds: list[GramStats], components) -> tuple[float, GramStats]:
+    def _cv_score(
+        self, degrees, folds: list[LeastSquaresStats], components
+    ) -> tuple[float, LeastSquaresStats]:
         """Held-out Brier score of one candidate from its per-fold statistics, and the totals."""
         total = folds[0]
         for f in folds[1:]:
@@ -947,7 +949,7 @@ class BernsteinFusion(FusionEstimator):
                 sw += test.sw
         return sse / sw
 
-    def _pick(self, results: dict) -> tuple[tuple[int, ...], GramStats]:
+    def _pick(self, results: dict) -> tuple[tuple[int, ...], LeastSquaresStats]:
         scores = {d: score for d, (score, _) in results.items()}
         best = min(scores, key=scores.get)  # dict order: ties keep the earlier (smaller) one
         self.cv_scores_ = scores
@@ -1066,12 +1068,6 @@ BOOTSTRAP_LAM_FACTOR = 0.1
 ETA_CAP = 35.0
 
 
-def _fold_seed(est) -> int:
-    """An int seed for fold assignments from ``random_state`` (an int is used as is)."""
-    rs = est.random_state
-    return int(rs) if isinstance(rs, Integral) else int(check_random_state(rs).randint(2**31))
-
-
 def _initial_x(layout: logistic.Layout, base_rate: float) -> np.ndarray:
     """``c = 0`` and ``g`` the constant logit of the base rate."""
     x = np.zeros(layout.n_coef)
@@ -1088,33 +1084,3 @@ def _n_coef(degrees, components=None) -> int:
     if components is None:
         return int(np.prod([k + 1 for k in degrees]))
     return int(sum(np.prod(s) for s in component_shapes(degrees, components)))
-
-
-def _check_not_constant(knots: np.ndarray, j: int) -> None:
-    if knots.shape[0] < 2:
-        raise ConstantColumnError(
-            f"score column {j} is constant (every value equals {knots[0]!r}); a "
-            "constant score carries no ranking information and cannot be calibrated."
-        )
-
-
-def _as_degrees(value, M: int, what: str) -> tuple[int, ...]:
-    if isinstance(value, (Integral, np.integer)) and not isinstance(value, bool):
-        degrees = (int(value),) * M
-    else:
-        try:
-            degrees = tuple(int(v) for v in value)
-            ok = all(float(v) == int(v) for v in value)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{what} must be an int or a sequence of ints, got {value!r}."
-            ) from None
-        if not ok:
-            raise ValueError(f"{what} must hold integers, got {value!r}.")
-        if len(degrees) != M:
-            raise ValueError(
-                f"{what} {value!r} has {len(degrees)} entries but there are {M} score columns."
-            )
-    if any(k < 0 for k in degrees):
-        raise ValueError(f"{what} must be non-negative, got {value!r}.")
-    return degrees

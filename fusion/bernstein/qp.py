@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._lstsq import LeastSquaresStats
 from .._solver import QPSolver, one_blas_thread
 from .basis import (
     DEFAULT_CHUNK_ELEMENTS,
@@ -31,7 +31,6 @@ from .basis import (
 )
 
 __all__ = [
-    "GramStats",
     "accumulate_gram",
     "monotone_constraints",
     "MonotoneQP",
@@ -40,29 +39,8 @@ __all__ = [
     "project_structured",
     "solve_monotone_qp",
     "project_monotone",
-    "heldout_sse",
     "StepQPSolver",
 ]
-
-
-@dataclass
-class GramStats:
-    """Sufficient statistics of weighted least squares on a Bernstein design.
-
-    ``G = Phi' W Phi`` (P x P), ``b = Phi' W y``, ``yy = y' W y``, ``sw = sum(w)``.
-    Instances add, so fold statistics can be combined or subtracted.
-    """
-
-    G: np.ndarray
-    b: np.ndarray
-    yy: float
-    sw: float
-
-    def __add__(self, other: GramStats) -> GramStats:
-        return GramStats(self.G + other.G, self.b + other.b, self.yy + other.yy, self.sw + other.sw)
-
-    def __sub__(self, other: GramStats) -> GramStats:
-        return GramStats(self.G - other.G, self.b - other.b, self.yy - other.yy, self.sw - other.sw)
 
 
 def accumulate_gram(
@@ -72,8 +50,8 @@ def accumulate_gram(
     degrees: Sequence[int],
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
     components: Sequence[Sequence[int]] | None = None,
-) -> GramStats:
-    """Accumulate ``GramStats`` over row chunks of the tensor (or structured) design.
+) -> LeastSquaresStats:
+    """Accumulate ``LeastSquaresStats`` over row chunks of the tensor (or structured) design.
 
     ``components=None`` is the full tensor; otherwise the design of
     :func:`~fusion.bernstein.basis.structured_design`.
@@ -101,7 +79,7 @@ def accumulate_gram(
             Q = PhiT if unit else PhiT * root_w[rows]
             G += Q @ Q.T
             b += PhiT @ wy[rows]
-    return GramStats(G, b, float(np.dot(w, y * y)), float(w.sum()))
+    return LeastSquaresStats(G, b, float(np.dot(w, y * y)), float(w.sum()))
 
 
 #: Up to this many coefficients the Gram accumulation runs with one BLAS thread.
@@ -166,7 +144,7 @@ class MonotoneQP:
         A, lower, upper = monotone_constraints(self.shape)
         self._qp = QPSolver(A, lower, upper, problem="BernsteinFusion QP", **osqp_settings)
 
-    def solve(self, stats: GramStats) -> tuple[np.ndarray, str]:
+    def solve(self, stats: LeastSquaresStats) -> tuple[np.ndarray, str]:
         """Coefficient tensor (exactly feasible, see :func:`project_monotone`) and status."""
         scale = 1.0 / stats.sw
         x, status = self._qp.solve(_dense_upper_csc(stats.G * scale), -stats.b * scale)
@@ -192,16 +170,10 @@ def project_monotone(beta: np.ndarray) -> np.ndarray:
 
 
 def solve_monotone_qp(
-    stats: GramStats, shape: Sequence[int], **osqp_settings
+    stats: LeastSquaresStats, shape: Sequence[int], **osqp_settings
 ) -> tuple[np.ndarray, str]:
     """One-off :class:`MonotoneQP` solve. Raises :class:`fusion.SolverError` on failure."""
     return MonotoneQP(shape, **osqp_settings).solve(stats)
-
-
-def heldout_sse(stats: GramStats, beta: np.ndarray) -> float:
-    """Weighted squared error ``sum_i w_i (Phi_i beta - y_i)^2`` from sufficient statistics."""
-    x = beta.reshape(-1)
-    return float(x @ stats.G @ x - 2.0 * stats.b @ x + stats.yy)
 
 
 # -- structured models (sums of monotone components) -------------------------------------------
@@ -303,7 +275,7 @@ class StructuredQP:
         A, lower, upper = structure_constraints(self.shapes)
         self._qp = QPSolver(A, lower, upper, problem="BernsteinFusion QP", **osqp_settings)
 
-    def solve(self, stats: GramStats) -> tuple[np.ndarray, str]:
+    def solve(self, stats: LeastSquaresStats) -> tuple[np.ndarray, str]:
         scale = 1.0 / stats.sw
         x, status = self._qp.solve(_dense_upper_csc(stats.G * scale), -stats.b * scale)
         return project_structured(x, self.shapes), status

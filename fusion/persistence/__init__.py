@@ -52,13 +52,12 @@ What is saved
 The constructor parameters (``get_params(deep=False)``) and every public instance attribute
 whose name ends in ``_`` (scikit-learn's fitted-attribute convention), each of which must be a
 *declared* fitted attribute of the class: a class declares its fitted state in a class
-attribute ``_fitted_attributes`` (a tuple of names; the declarations along the MRO add up), and
-a class without a declaration of its own has it read from the ``Attributes`` sections of its
-docstrings. Private attributes (leading ``_``) are not saved: a method may cache helpers there
-only if it rebuilds them when they are missing. An undeclared attribute, or anything that is
-not plain data in the sense of the table above (a scipy or scikit-learn object, a set, a
-``RandomState``, a function, ...), makes :func:`save` raise :class:`PersistenceError` before
-any file is written.
+attribute ``_fitted_attributes`` (a tuple of names; the declarations along the MRO add up);
+docstrings play no part. Private attributes (leading ``_``) are not saved: a method may cache
+helpers there only if it rebuilds them when they are missing. An undeclared attribute, or
+anything that is not plain data in the sense of the table above (a scipy or scikit-learn
+object, a set, a ``RandomState``, a function, ...), makes :func:`save` raise
+:class:`PersistenceError` before any file is written.
 
 How saving writes
 -----------------
@@ -123,7 +122,6 @@ from ._checks import check_loaded, check_points
 from ._classes import (
     class_name,
     declares_fitted_attributes,
-    documented_attributes,
     fitted_attributes,
     is_top_level,
     saveable_classes,
@@ -145,7 +143,6 @@ __all__ = [
     "saveable_classes",
     "fitted_attributes",
     "declares_fitted_attributes",
-    "documented_attributes",
 ]
 
 

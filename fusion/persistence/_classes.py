@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import re
 
 __all__ = [
@@ -11,7 +10,6 @@ __all__ = [
     "is_top_level",
     "fitted_attributes",
     "declares_fitted_attributes",
-    "documented_attributes",
 ]
 
 ATTR_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*_\Z")
@@ -41,17 +39,14 @@ def declares_fitted_attributes(cls: type) -> bool:
     return "_fitted_attributes" in vars(cls)
 
 
-def fitted_attributes(cls: type) -> frozenset[str] | None:
-    """The fitted attributes a saved ``cls`` may carry, or None when unknown (no check then).
+def fitted_attributes(cls: type) -> frozenset[str]:
+    """The fitted attributes a saved ``cls`` may carry.
 
     A class declares its own fitted state as a class attribute ``_fitted_attributes``, a tuple
     of names; the result is the union of the declarations along the MRO (the base classes
-    declare theirs, e.g. ``classes_`` and ``ecdf_`` on ``FusionEstimator``). A class that does
-    not declare its own still has its names read from its docstrings' ``Attributes`` sections
-    (:func:`documented_attributes`), which ``python -OO`` strips (None then).
+    declare theirs, e.g. ``classes_`` and ``ecdf_`` on ``FusionEstimator``). Only
+    declarations count: a subclass that adds fitted state must declare it.
     """
-    if not declares_fitted_attributes(cls):
-        return documented_attributes(cls)  # fallback: goes when every saveable class declares
     names: set[str] = set()
     for klass in cls.__mro__:
         declared = vars(klass).get("_fitted_attributes", ())
@@ -59,34 +54,3 @@ def fitted_attributes(cls: type) -> frozenset[str] | None:
             raise TypeError(f"{klass.__name__}._fitted_attributes must be a tuple of names.")
         names.update(declared)
     return frozenset(names)
-
-
-def documented_attributes(cls: type) -> frozenset[str] | None:
-    """Fitted-attribute names listed in the numpydoc ``Attributes`` sections along ``cls``'s MRO.
-
-    Returns None when ``cls`` has no docstring (stripped by ``python -OO``).
-    """
-    if not cls.__dict__.get("__doc__"):
-        return None
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        doc = klass.__dict__.get("__doc__")
-        if not doc:
-            continue
-        lines = inspect.cleandoc(doc).splitlines()
-        for i in range(len(lines) - 1):
-            if lines[i].strip() != "Attributes" or not _is_rule(lines[i + 1]):
-                continue
-            for j in range(i + 2, len(lines)):
-                line = lines[j]
-                if j + 1 < len(lines) and _is_rule(lines[j + 1]) and line.strip():
-                    break  # next section header
-                if line.strip() and not line[0].isspace():
-                    head = line.split(" : ")[0]
-                    names.update(t.strip() for t in head.split(",") if ATTR_NAME.match(t.strip()))
-    return frozenset(names)
-
-
-def _is_rule(line: str) -> bool:
-    s = line.strip()
-    return len(s) >= 3 and set(s) == {"-"}

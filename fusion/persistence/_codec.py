@@ -65,12 +65,12 @@ class Encoder:
                     f"{where}: attribute {name!r} is neither a constructor parameter nor a "
                     "fitted attribute (name ending in '_'); it cannot be saved."
                 )
-            if declared is not None and name not in declared:
+            if name not in declared:
                 # The loader would refuse the file: refuse to write it.
                 raise PersistenceError(
                     f"{where}: fitted attribute {name!r} is not declared by "
-                    f"{type(est).__name__} (its _fitted_attributes, or the Attributes section "
-                    "of its docstring); a file holding it could not be loaded."
+                    f"{type(est).__name__} (its _fitted_attributes, along the class hierarchy); "
+                    "a file holding it could not be loaded."
                 )
             attrs[name] = self.value(value, f"{where}.{name}", 0)
         return {
@@ -307,7 +307,7 @@ class Decoder:
                 not ATTR_NAME.match(attr)
                 or attr in known_params
                 or hasattr(cls, attr)
-                or (declared is not None and attr not in declared)
+                or attr not in declared
             ):
                 raise PersistenceError(
                     f"{where}: unknown fitted attribute {attr!r} for {cls.__name__} (not a "

@@ -7,8 +7,9 @@ from sklearn.linear_model import LogisticRegression
 
 import fusion
 from fusion import BernsteinFusion
+from fusion._lstsq import heldout_sse
 from fusion.bernstein.basis import tensor_design
-from fusion.bernstein.qp import accumulate_gram, heldout_sse
+from fusion.bernstein.qp import accumulate_gram
 
 from ..conftest import product_truth, simulate
 

@@ -2,11 +2,10 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+from fusion._lstsq import LeastSquaresStats, heldout_sse
 from fusion.bernstein.basis import tensor_design
 from fusion.bernstein.qp import (
-    GramStats,
     accumulate_gram,
-    heldout_sse,
     monotone_constraints,
     project_monotone,
     solve_monotone_qp,
@@ -72,7 +71,7 @@ def test_gram_statistics_add_over_chunks_and_match_direct():
     beta = np.random.default_rng(0).random((4, 3))
     direct = np.sum(w * (Phi @ beta.ravel() - y) ** 2)
     assert heldout_sse(small, beta) == pytest.approx(direct)
-    assert isinstance(small - halves, GramStats)
+    assert isinstance(small - halves, LeastSquaresStats)
 
 
 def test_constraint_matrix_encodes_axis_differences_and_box():

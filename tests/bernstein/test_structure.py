@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from scipy.special import expit, ndtr
 
 from fusion import BernsteinFusion
+from fusion._lstsq import heldout_sse
 from fusion.bernstein.basis import (
     component_shapes,
     evaluate_structured,
@@ -18,7 +19,6 @@ from fusion.bernstein.basis import (
 from fusion.bernstein.qp import (
     StructuredQP,
     accumulate_gram,
-    heldout_sse,
     project_structured,
     structure_constraints,
 )

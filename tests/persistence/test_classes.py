@@ -13,7 +13,6 @@ import pytest
 import fusion
 from fusion.persistence import (
     PersistenceError,
-    declares_fitted_attributes,
     fitted_attributes,
     saveable_classes,
 )
@@ -54,33 +53,12 @@ def _instance(name):
 
 
 @pytest.mark.parametrize("name", ALL_NAMES)
-def test_every_saved_attribute_is_declared_or_documented(name):
-    # What the loader accepts today: the declaration, or for a class without one of its own,
-    # the Attributes sections of its docstrings.
-    est = _instance(name)
-    assert _fitted_names(est) <= fitted_attributes(type(est))
-
-
-def undeclared_fitted_attributes(est) -> set[str]:
-    """Fitted attributes of ``est`` missing from its class's ``_fitted_attributes`` (the
-    declarations along its MRO)."""
-    declared = set()
-    for klass in type(est).__mro__:
-        declared.update(vars(klass).get("_fitted_attributes", ()))
-    return _fitted_names(est) - declared
-
-
-@pytest.mark.parametrize("name", ALL_NAMES)
 def test_every_fitted_attribute_is_declared(name):
-    # Once every class declares, the docstring fallback of fitted_attributes goes.
     est = _instance(name)
-    cls = type(est)
-    if not declares_fitted_attributes(cls):
-        pytest.xfail(f"{cls.__name__} has no _fitted_attributes yet (read from docstrings)")
-    assert not undeclared_fitted_attributes(est), cls.__name__
+    assert _fitted_names(est) <= fitted_attributes(type(est)), type(est).__name__
 
 
-def test_declarations_add_up_along_the_mro_and_replace_the_docstring():
+def test_declarations_add_up_along_the_mro_and_docstrings_do_not_count():
     class Base:
         _fitted_attributes = ("a_",)
 
@@ -103,7 +81,7 @@ def test_declarations_add_up_along_the_mro_and_replace_the_docstring():
         _fitted_attributes = "b_"
 
     assert fitted_attributes(Declared) == {"a_", "b_"}
-    assert fitted_attributes(Undeclared) == {"c_"}  # the fallback: its docstring
+    assert fitted_attributes(Undeclared) == {"a_"}  # inherits; its docstring adds nothing
     with pytest.raises(TypeError, match="must be a tuple of names"):
         fitted_attributes(Bad)
 
