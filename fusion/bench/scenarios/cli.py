@@ -77,11 +77,15 @@ def _max_n(items: list[str]) -> dict[str, int]:
 def merge_rows(rows: list[dict], previous, methods_here: set[str]) -> tuple[list[dict], int]:
     """Rows of ``previous`` (a fits DataFrame) for methods not in ``methods_here`` whose
     (scenario, seed, n_fuse, score_key) is a cell of ``rows``. Returns them and how many
-    rows of ``previous`` were left out because their cell is not in this run."""
+    rows of ``previous`` were left out because their cell is not in this run.
+
+    A row that was a copy of a method fitted in this run (note ``"= default"``) is left out
+    too: it holds that method's old numbers under another label."""
     cells = {(r["scenario"], r["seed"], r["n_fuse"], r["score_key"]) for r in rows}
+    copies = {f"= {m}" for m in methods_here}
     kept, dropped = [], 0
     for r in previous.to_dict("records"):
-        if r["method"] in methods_here:
+        if r["method"] in methods_here or r.get("note") in copies:
             continue
         if (r["scenario"], int(r["seed"]), int(r["n_fuse"]), r["score_key"]) in cells:
             kept.append(

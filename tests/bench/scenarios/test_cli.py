@@ -41,3 +41,24 @@ def test_merge_keeps_other_methods_of_the_same_cells_only():
     )
     kept, dropped = cli.merge_rows(here, previous, {"lr_logit"})
     assert [r["ece"] for r in kept] == [0.1] and dropped == 2
+
+
+def test_merge_leaves_out_old_copies_of_a_method_fitted_now():
+    # "bernstein" rows that copied the old default must not come back under their label
+    here = [dict(scenario="a", seed=0, n_fuse=500, score_key="k", method="default")]
+    previous = pd.DataFrame(
+        [
+            dict(scenario="a", seed=0, n_fuse=500, score_key="k", method="default", note=""),
+            dict(
+                scenario="a",
+                seed=0,
+                n_fuse=500,
+                score_key="k",
+                method="bernstein",
+                note="= default",
+            ),
+            dict(scenario="a", seed=0, n_fuse=500, score_key="k", method="copula", note=""),
+        ]
+    )
+    kept, dropped = cli.merge_rows(here, previous, {"default"})
+    assert [r["method"] for r in kept] == ["copula"] and dropped == 0
