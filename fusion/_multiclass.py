@@ -34,11 +34,15 @@ __all__ = [
     "fit_coupling",
     "couple",
     "LOGIT_CLIP",
+    "COUPLED_LOGIT_RANGE",
 ]
 
 #: One-vs-rest probabilities are clipped to ``[e, 1 - e]`` before their logits are coupled,
 #: with ``logit(e) = -LOGIT_CLIP``.
 LOGIT_CLIP = 30.0
+
+#: Coupled logits are kept within this distance of their row's largest (see :func:`couple`).
+COUPLED_LOGIT_RANGE = 34.5
 
 
 def multiclass_scores(S) -> np.ndarray | None:
@@ -146,5 +150,13 @@ def fit_coupling(P: np.ndarray, index: np.ndarray, w: np.ndarray) -> tuple[float
 
 
 def couple(P: np.ndarray, slope: float, intercept: np.ndarray) -> np.ndarray:
-    """The coupled class distribution (rows sum to one) from one-vs-rest probabilities."""
-    return softmax(slope * _logits(P) + intercept, axis=1)
+    """The coupled class distribution (rows sum to one) from one-vs-rest probabilities.
+
+    Each coupled logit is kept within :data:`COUPLED_LOGIT_RANGE` of its row's largest, so no
+    probability rounds to 0 or 1 (the smallest is about ``exp(-34.5) / C``, 1e-15). The
+    clipped softmax is still continuous, and ``q_k`` still non-decreasing in ``p_k``: the
+    other classes' floors rise with the largest logit, which only lowers their share.
+    """
+    Z = slope * _logits(P) + intercept
+    np.maximum(Z, Z.max(axis=1, keepdims=True) - COUPLED_LOGIT_RANGE, out=Z)
+    return softmax(Z, axis=1)

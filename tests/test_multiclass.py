@@ -131,3 +131,15 @@ def test_a_binary_model_refuses_multiclass_scores_and_vice_versa():
     binary = fusion.fit(S[:, :, 0], (y == 0).astype(int), method="enir")
     with pytest.raises(ValueError, match=r"fuses binary scores.*\(n, 3\)"):
         binary.predict_proba(S)
+
+
+def test_coupled_probabilities_never_round_to_zero_or_one():
+    # one-vs-rest probabilities at the clip: the raw softmax would give 1e-26 and exactly 1
+    P = np.array([[1 - 1e-13, 1e-13, 1e-13], [0.5, 0.5, 0.5], [1e-13, 0.3, 1 - 1e-13]])
+    q = couple(P, 2.0, np.zeros(3))
+    assert np.all((q > 0) & (q < 1))
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-12)
+    # still non-decreasing in each class's own probability, through the clipped region
+    grid = np.linspace(1e-13, 1 - 1e-13, 400)
+    rows = np.column_stack([grid, np.full(400, 1e-13), np.full(400, 0.5)])
+    assert np.all(np.diff(couple(rows, 2.0, np.zeros(3))[:, 0]) >= 0)
