@@ -49,6 +49,7 @@ from ._validation import (
     encode_binary_targets,
     label_repr,
     resolve_increasing,
+    reverse_scores,
     warn_reversed,
 )
 from .ecdf import ECDFNormalizer
@@ -419,7 +420,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         if flagged:
             warn_reversed([self._column_name(j) for j in flagged], zs)
             self.increasing_[flagged] = False
-            S = _reverse_columns(S, flagged, offsets)
+            S = reverse_scores(S, flagged, offsets)
             ecdf, U = self._fit_ecdf(S, w)
         return S, ecdf, U
 
@@ -428,7 +429,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         increasing = getattr(self, "increasing_", None)
         if increasing is None or increasing.all():
             return S
-        return _reverse_columns(S, np.flatnonzero(~increasing), self.reversal_offset_)
+        return reverse_scores(S, np.flatnonzero(~increasing), self.reversal_offset_)
 
     def _column_name(self, j: int) -> str:
         names = getattr(self, "feature_names_in_", None)
@@ -672,17 +673,6 @@ def _subclasses(cls: type) -> list[type]:
         out.append(sub)
         out.extend(_subclasses(sub))
     return out
-
-
-def _reverse_columns(S: np.ndarray, columns, offsets: np.ndarray) -> np.ndarray:
-    """A copy of ``S`` with ``columns`` reversed: ``s -> offset - s`` (integers: ``~s``)."""
-    S = S.copy()
-    for j in columns:
-        if S.dtype.kind in "iu":  # exact reversal of integers beyond 2**53
-            S[:, j] = ~S[:, j]
-        else:
-            S[:, j] = offsets[j] - S[:, j]
-    return S
 
 
 def _subset_mask(kept: np.ndarray, sub: np.ndarray) -> np.ndarray:

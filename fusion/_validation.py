@@ -24,6 +24,7 @@ __all__ = [
     "canonical_weights",
     "label_repr",
     "resolve_increasing",
+    "reverse_scores",
     "anti_alignment_z",
     "DIRECTION_Z",
     "cv_splits",
@@ -312,6 +313,17 @@ def canonical_weights(
 
 # ---------------------------------------------------------------------------------------------
 # Score direction.
+
+
+def reverse_scores(S: np.ndarray, columns, offsets: np.ndarray) -> np.ndarray:
+    """A copy of ``S`` with ``columns`` reversed: ``s -> offset - s`` (integers: ``~s``)."""
+    S = S.copy()
+    for j in columns:
+        if S.dtype.kind in "iu":  # exact reversal of integers beyond 2**53
+            S[:, j] = ~S[:, j]
+        else:
+            S[:, j] = offsets[j] - S[:, j]
+    return S
 
 
 def resolve_increasing(increasing, M: int) -> list:

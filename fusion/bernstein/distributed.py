@@ -56,6 +56,7 @@ from .._validation import (
     encode_binary_targets,
     first_nonfinite,
     resolve_increasing,
+    reverse_scores,
     warn_reversed,
 )
 from ..ecdf import ECDFNormalizer, mid_distribution
@@ -71,7 +72,7 @@ from .basis import make_components
 from .cells import CellData, CellSums, block_sums, cell_edges, hash_folds, resolve_bins
 from .checks import as_degrees, check_not_constant, fold_seed
 from .qp import accumulate_gram
-from .scale import scores_scale
+from .scale import knot_range, scores_scale
 
 __all__ = ["fit_dask", "predict_proba_dask", "predict_dask", "SPLIT_EVERY", "SUMMARY_FACTOR"]
 
@@ -256,16 +257,6 @@ def _weight_range(wb, i: int):
 
 def _merge_ranges(parts: list) -> tuple[float, float]:
     return min(p[0] for p in parts), max(p[1] for p in parts)
-
-
-def _reverse(Sb: np.ndarray, increasing, offsets) -> np.ndarray:
-    """The scores with the reversed columns (``increasing`` False) as ``offset - s``."""
-    if increasing is None or np.all(increasing):
-        return Sb
-    Sb = Sb.copy()
-    for j in np.flatnonzero(~np.asarray(increasing)):
-        Sb[:, j] = offsets[j] - Sb[:, j]
-    return Sb
 
 
 def _direction_block(Sb, yb, wb, M: int, ecdf, positive, scale) -> np.ndarray:
@@ -631,11 +622,12 @@ class _FeatureModel:
         self.base_scale_ = est.base_scale_
 
     def direct(self, Sb: np.ndarray) -> np.ndarray:
-        return _reverse(Sb, self.increasing_, self.reversal_offset_)
+        if self.increasing_.all():
+            return Sb
+        return reverse_scores(Sb, np.flatnonzero(~self.increasing_), self.reversal_offset_)
 
     def _features(self, U, S):
-        lo = np.array([k[0] for k in self.ecdf_.knots_])
-        hi = np.array([k[-1] for k in self.ecdf_.knots_])
+        lo, hi = knot_range(self.ecdf_.knots_)
         return scores_scale(S, lo, hi, self.base_, self.base_shift_, self.base_scale_)
 
 

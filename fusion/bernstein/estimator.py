@@ -29,7 +29,15 @@ from .basis import (
 from .cells import RowData, aggregate_cells, cell_edges, hash_folds, resolve_bins
 from .checks import as_degrees, fold_seed
 from .qp import MonotoneQP, StructuredQP, accumulate_gram
-from .scale import BASES, InverseECDF, choose_bases, own_scale, scale_constants, scores_scale
+from .scale import (
+    BASES,
+    InverseECDF,
+    choose_bases,
+    knot_range,
+    own_scale,
+    scale_constants,
+    scores_scale,
+)
 
 __all__ = [
     "BernsteinFusion",
@@ -454,9 +462,6 @@ class BernsteinFusion(FusionEstimator):
         else:
             self._fit_logistic(U, y, w, S)
 
-    def _fit_normalized(self, U, y, sample_weight):
-        self._fit_scores(None, U, y, sample_weight)
-
     # -- default model -----------------------------------------------------------------------
     def _own_scale_setup(self) -> None:
         """``base_``, ``base_shift_``, ``base_scale_`` from the fitted ECDF."""
@@ -476,8 +481,7 @@ class BernsteinFusion(FusionEstimator):
         rows when given (the same values up to rounding, without inverting the ECDF)."""
         if S is None:
             return own_scale(U, self._inverse(), self.base_, self.base_shift_, self.base_scale_)
-        lo = np.array([k[0] for k in self.ecdf_.knots_], dtype=float)
-        hi = np.array([k[-1] for k in self.ecdf_.knots_], dtype=float)
+        lo, hi = knot_range(self.ecdf_.knots_)
         Z = scores_scale(
             np.asarray(S, dtype=float), lo, hi, self.base_, self.base_shift_, self.base_scale_
         )
@@ -703,12 +707,25 @@ class BernsteinFusion(FusionEstimator):
                 stacklevel=4,
             )
 
-    def _logistic_eta(self, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
-        eta = self._features(U, S) @ self.base_coef_
+    def _polynomial(self, coef: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """The Bernstein polynomial with coefficients ``coef`` (laid out as ``coef_``) at
+        ``U``, on the fitted degrees and components."""
         if _is_tensor(self.components_, U.shape[1]):
-            eta += evaluate(self.coef_, U)
-        else:
-            eta += evaluate_structured(self.coef_, U, self.degree_, self.components_)
+            return evaluate(coef, U)
+        return evaluate_structured(coef, U, self.degree_, self.components_)
+
+    def _logistic_eta(
+        self,
+        U: np.ndarray,
+        S: np.ndarray | None = None,
+        base_coef: np.ndarray | None = None,
+        coef: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The default model's linear predictor, with the fitted coefficients unless others
+        are given (a bootstrap refit's)."""
+        base_coef = self.base_coef_ if base_coef is None else base_coef
+        eta = self._features(U, S) @ base_coef
+        eta += self._polynomial(self.coef_ if coef is None else coef, U)
         # expit rounds to exactly 1 beyond 36.7: capped, every probability stays inside
         # (0, 1) (within 6.3e-16 of either end), still continuous and non-decreasing.
         return np.clip(eta, -ETA_CAP, ETA_CAP, out=eta)
@@ -821,20 +838,10 @@ class BernsteinFusion(FusionEstimator):
 
     def _proba_at(self, x: np.ndarray, U: np.ndarray, S: np.ndarray) -> np.ndarray:
         """``P(Y = classes_[1])`` with coefficients ``x`` (a row of ``bootstrap_coef_``)."""
-        M = U.shape[1]
-        tensor = _is_tensor(self.components_, M)
         if self.base_ is None:
-            coef = x.reshape(self.coef_.shape)
-            if tensor:
-                return np.clip(evaluate(coef, U), 0.0, 1.0)
-            return np.clip(evaluate_structured(coef, U, self.degree_, self.components_), 0, 1)
-        theta = x[M:].reshape(self.coef_.shape)
-        eta = self._features(U, S) @ x[:M]
-        if tensor:
-            eta += evaluate(theta, U)
-        else:
-            eta += evaluate_structured(theta, U, self.degree_, self.components_)
-        return expit(np.clip(eta, -ETA_CAP, ETA_CAP))
+            return np.clip(self._polynomial(x.reshape(self.coef_.shape), U), 0.0, 1.0)
+        M = U.shape[1]
+        return expit(self._logistic_eta(U, S, x[:M], x[M:].reshape(self.coef_.shape)))
 
     def _make_qp(self, degrees, components, cv: bool = False):
         shapes = component_shapes(degrees, components)
@@ -994,8 +1001,7 @@ class BernsteinFusion(FusionEstimator):
         self._check_fitted_arrays(U.shape[1])
         proba = np.empty((U.shape[0], 2))
         if self.base_ is None:
-            p = np.asarray(self._calibrate(U), dtype=float)
-            np.clip(p, 0.0, 1.0, out=proba[:, 1])
+            np.clip(self._polynomial(self.coef_, U), 0.0, 1.0, out=proba[:, 1])
             np.subtract(1.0, proba[:, 1], out=proba[:, 0])
         else:
             eta = self._logistic_eta(U, S)
@@ -1044,18 +1050,13 @@ class BernsteinFusion(FusionEstimator):
             )
 
     def _calibrate_scores(self, S, U):
-        if self.base_ is None:
-            return self._calibrate(U)
         self._check_fitted_arrays(U.shape[1])
+        if self.base_ is None:
+            return self._polynomial(self.coef_, U)
         return expit(self._logistic_eta(U, S))
 
     def _calibrate(self, U):
-        self._check_fitted_arrays(U.shape[1])
-        if self.base_ is not None:
-            return expit(self._logistic_eta(U))
-        if _is_tensor(self.components_, U.shape[1]):
-            return evaluate(self.coef_, U)
-        return evaluate_structured(self.coef_, U, self.degree_, self.components_)
+        return self._calibrate_scores(None, U)
 
 
 #: The default model's bootstrap refits use ``lam_`` times this (undersmoothing): at

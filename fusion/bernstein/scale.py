@@ -50,6 +50,7 @@ __all__ = [
     "scale_constants",
     "own_scale",
     "scores_scale",
+    "knot_range",
     "InverseECDF",
 ]
 
@@ -120,6 +121,14 @@ def scale_constants(inverse: InverseECDF, bases: Sequence[str]) -> tuple[np.ndar
             spread = t[4] - t[3]
         scale[j] = spread if spread > 0 and np.isfinite(spread) else 1.0
     return shift, scale
+
+
+def knot_range(knots: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Every column's smallest and largest training value (its first and last ECDF knot),
+    the winsorization bounds of :func:`scores_scale`."""
+    lo = np.array([k[0] for k in knots], dtype=float)
+    hi = np.array([k[-1] for k in knots], dtype=float)
+    return lo, hi
 
 
 def scores_scale(

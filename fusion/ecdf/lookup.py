@@ -40,11 +40,11 @@ def interp_segments(
             alt = lo * (1.0 - t) + hi * t
             alt = np.where(np.isposinf(hi) & (t > 0.0), np.inf, alt)
             alt = np.where(np.isneginf(lo) & (t < 1.0), -np.inf, alt)
+            alt = np.where(t > 0.0, alt, lo)  # inf * 0 is NaN: t == 0 gives lo
             mid = np.where(wide, alt, mid)
         # t == 1 gives hi exactly (lo + (hi - lo) may round below hi), so a training score
-        # maps to its knot value bit for bit, as fit_transform computes it; t == 0 gives lo.
-        out = np.where(t < 1.0, np.minimum(mid, hi), hi)
-    return np.where(t > 0.0, out, lo)
+        # maps to its knot value bit for bit, as fit_transform computes it.
+        return np.where(t < 1.0, np.minimum(mid, hi), hi)
 
 
 def _fraction(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
