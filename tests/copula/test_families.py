@@ -10,11 +10,7 @@ from scipy.stats import t as student_t
 from fusion.copula import families as fam
 from fusion.copula import special
 
-
-def _corr(M, rho):
-    R = np.full((M, M), rho)
-    np.fill_diagonal(R, 1.0)
-    return R
+from ._helpers import equicorrelation
 
 
 def _copulae_logpdf(family, params, U):
@@ -53,7 +49,7 @@ def test_log_density_matches_copulae(family, params, M):
     if "rho" in params:
         if params["rho"] < 0 and M > 2:
             params = {**params, "rho": 0.4}
-        params = {"corr": _corr(M, params.pop("rho")), **params}
+        params = {"corr": equicorrelation(M, params.pop("rho")), **params}
     U = np.random.default_rng(M).uniform(0.002, 0.998, size=(400, M))
     ours = fam.log_density(family, U, params)
     ref = _copulae_logpdf(family, params, U)
@@ -131,8 +127,8 @@ def test_plackett_density_integrates_to_one(theta):
 @pytest.mark.parametrize(
     "family, params",
     [
-        ("gaussian", {"corr": _corr(2, 0.5)}),
-        ("student", {"corr": _corr(2, -0.4), "df": 5.0}),
+        ("gaussian", {"corr": equicorrelation(2, 0.5)}),
+        ("student", {"corr": equicorrelation(2, -0.4), "df": 5.0}),
         ("clayton", {"theta": 1.0}),
         ("clayton_rot180", {"theta": 1.0}),
         ("gumbel", {"theta": 1.5}),
@@ -200,7 +196,7 @@ def test_tabulated_student_quantiles_match_stdtrit():
 
 def test_student_log_density_same_through_the_table():
     U = np.random.default_rng(2).random((6000, 2))  # 12000 values: tabulated quantiles
-    params = {"corr": _corr(2, 0.7), "df": 3.0}
+    params = {"corr": equicorrelation(2, 0.7), "df": 3.0}
     chunks = [fam.log_density("student", U[a : a + 1000], params) for a in range(0, 6000, 1000)]
     np.testing.assert_allclose(
         fam.log_density("student", U, params), np.concatenate(chunks), rtol=1e-9, atol=1e-9
@@ -224,9 +220,12 @@ def _params_at(family, M, t):
     """Parameters at position t in [0, 1] of the family's bounds (the bounds included)."""
     if family == "gaussian":
         lo, hi = fam.BOUNDS["rho"]
-        return {"corr": _corr(M, lo + t * (hi - lo) if M == 2 else t * hi)}
+        return {"corr": equicorrelation(M, lo + t * (hi - lo) if M == 2 else t * hi)}
     if family == "student":
-        return {"corr": _corr(M, 0.999 * (2 * t - 1) if M == 2 else 0.999 * t), "df": 2 + 48 * t}
+        return {
+            "corr": equicorrelation(M, 0.999 * (2 * t - 1) if M == 2 else 0.999 * t),
+            "df": 2 + 48 * t,
+        }
     if family == "independence":
         return {}
     key = family.split("_rot")[0]

@@ -12,17 +12,12 @@ from fusion.copula.family import NARROW, Copula
 from fusion.copula.fit import fit_family
 from fusion.copula.special import bvn_cdf, bvt_cdf
 
-
-def _corr(M, rho):
-    R = np.full((M, M), rho)
-    np.fill_diagonal(R, 1.0)
-    return R
-
+from ._helpers import equicorrelation
 
 BIVARIATE = [
-    ("gaussian", {"corr": _corr(2, 0.6)}),
-    ("gaussian", {"corr": _corr(2, -0.4)}),
-    ("student", {"corr": _corr(2, 0.5), "df": 3.5}),
+    ("gaussian", {"corr": equicorrelation(2, 0.6)}),
+    ("gaussian", {"corr": equicorrelation(2, -0.4)}),
+    ("student", {"corr": equicorrelation(2, 0.5), "df": 3.5}),
     ("clayton", {"theta": 2.0}),
     ("clayton_rot90", {"theta": 2.0}),
     ("clayton_rot180", {"theta": 2.0}),
@@ -262,11 +257,13 @@ def test_interval_fits_of_the_elliptical_families_beat_a_grid():
     w = np.ones(lo.shape[0])
     params, ll = fit_family("gaussian", lo, w, upper=hi)
     rhos = np.linspace(-0.99, 0.99, 397)
-    grid = [w @ fam.make("gaussian", 2, {"corr": _corr(2, r)}).log_ratio(lo, hi) for r in rhos]
+    grid = [
+        w @ fam.make("gaussian", 2, {"corr": equicorrelation(2, r)}).log_ratio(lo, hi) for r in rhos
+    ]
     assert ll >= max(grid) - 1e-6
     params, ll = fit_family("student", lo, w, upper=hi)
     best = max(
-        w @ fam.make("student", 2, {"corr": _corr(2, r), "df": df}).log_ratio(lo, hi)
+        w @ fam.make("student", 2, {"corr": equicorrelation(2, r), "df": df}).log_ratio(lo, hi)
         for df in np.geomspace(2, 50, 12)
         for r in np.linspace(0.0, 0.8, 41)
     )
@@ -317,7 +314,7 @@ def test_families_are_registered_classes_with_one_interface():
     with pytest.raises(ValueError, match="no parameters yet"):
         fam.make("gumbel", 2).logpdf(_PTS)
     with pytest.raises(ValueError, match="corr must have shape"):
-        fam.make("gaussian", 3, {"corr": _corr(2, 0.5)})
+        fam.make("gaussian", 3, {"corr": equicorrelation(2, 0.5)})
 
 
 @settings(max_examples=25, deadline=None)
@@ -334,7 +331,10 @@ def test_interval_likelihood_finite_everywhere_within_bounds(M, family_index, t,
     cls, _ = fam.parse(family)
     if family in ("gaussian", "student"):
         rho = (2 * t - 1) * 0.999 if M == 2 else 0.999 * t
-        params = {"corr": _corr(M, rho), **({"df": 2 + 48 * t} if family == "student" else {})}
+        params = {
+            "corr": equicorrelation(M, rho),
+            **({"df": 2 + 48 * t} if family == "student" else {}),
+        }
     elif family == "independence":
         params = {}
     else:

@@ -8,16 +8,11 @@ from fusion.copula.dependence import kendall_tau, normal_scores_correlation, tau
 from fusion.copula.families import sample
 from fusion.copula.fit import fit_copula, fit_family, select_family
 
-
-def _corr(M, rho):
-    R = np.full((M, M), rho)
-    np.fill_diagonal(R, 1.0)
-    return R
-
+from ._helpers import equicorrelation
 
 TRUTHS = [
-    ("gaussian", {"corr": _corr(2, 0.8)}),
-    ("student", {"corr": _corr(2, 0.6), "df": 3.0}),
+    ("gaussian", {"corr": equicorrelation(2, 0.8)}),
+    ("student", {"corr": equicorrelation(2, 0.6), "df": 3.0}),
     ("clayton", {"theta": 3.0}),
     ("clayton_rot180", {"theta": 3.0}),
     ("gumbel", {"theta": 2.5}),
@@ -62,18 +57,20 @@ def test_one_parameter_fit_beats_a_dense_grid(family, lo, hi, scale):
 
 
 def test_bivariate_gaussian_and_student_fits_beat_a_dense_grid():
-    U = sample("student", {"corr": _corr(2, -0.4), "df": 6.0}, 800, random_state=5)
+    U = sample("student", {"corr": equicorrelation(2, -0.4), "df": 6.0}, 800, random_state=5)
     w = np.ones(800)
     params, ll = fit_family("gaussian", U, w)
     rhos = np.linspace(-0.999, 0.999, 2001)
-    grid = [float(w @ fam.log_density("gaussian", U, {"corr": _corr(2, r)})) for r in rhos]
+    grid = [
+        float(w @ fam.log_density("gaussian", U, {"corr": equicorrelation(2, r)})) for r in rhos
+    ]
     assert ll >= max(grid) - 1e-6
     params, ll = fit_family("student", U, w)
     best = -np.inf
     for df in np.geomspace(2, 50, 40):
         X = special.student_quantile(fam.clip_unit(U), df)
         for r in np.linspace(-0.7, -0.1, 61):
-            L = np.linalg.cholesky(_corr(2, r))
+            L = np.linalg.cholesky(equicorrelation(2, r))
             best = max(best, float(w @ fam._student_logpdf_from_quantiles(X, L, df)))
     assert ll >= best - 1e-6
     assert ll == pytest.approx(float(w @ fam.log_density("student", U, params)), abs=1e-9)
@@ -151,7 +148,7 @@ def test_multivariate_correlation_estimators_recover_the_truth():
         ("clayton", {"theta": 2.0}),
         ("gumbel", {"theta": 2.0}),
         ("frank", {"theta": 6.0}),
-        ("student", {"corr": _corr(3, 0.5), "df": 3.0}),
+        ("student", {"corr": equicorrelation(3, 0.5), "df": 3.0}),
     ],
 )
 def test_three_scores_select_the_true_family(family, params):
