@@ -82,9 +82,29 @@ def test_coupling_recovers_a_known_slope_and_intercepts():
     P = rng.uniform(0.05, 0.95, size=(n, C))
     q = couple(P, 1.7, np.array([0.0, 0.4, -0.3]))
     index = (rng.random(n)[:, None] > np.cumsum(q, axis=1)).sum(axis=1)
-    slope, intercept = fit_coupling(P, index, np.ones(n))
-    assert slope == pytest.approx(1.7, abs=0.1)
+    slope, intercept, tau = fit_coupling(P, index, np.ones(n))
+    assert tau == np.inf  # no folds: one common slope
+    np.testing.assert_allclose(slope, 1.7, atol=0.1)
     np.testing.assert_allclose(intercept, [0.0, 0.4, -0.3], atol=0.08)
+    # with folds, cross-validation keeps the common slope (one-standard-error rule)
+    folds = np.arange(n) % 5
+    slope_cv, intercept_cv, tau_cv = fit_coupling(P, index, np.ones(n), folds)
+    assert tau_cv == np.inf
+    np.testing.assert_array_equal(slope_cv, slope)
+
+
+def test_coupling_recovers_per_class_slopes_when_the_classes_need_them():
+    rng = np.random.default_rng(8)
+    n, C = 20_000, 3
+    P = rng.uniform(0.02, 0.98, size=(n, C))
+    truth = np.array([0.5, 1.5, 3.0])
+    q = couple(P, truth, np.array([0.0, 0.2, -0.2]))
+    index = (rng.random(n)[:, None] > np.cumsum(q, axis=1)).sum(axis=1)
+    slope, _, tau = fit_coupling(P, index, np.ones(n), np.arange(n) % 5)
+    assert tau < 0.1
+    np.testing.assert_allclose(slope, truth, rtol=0.1)
+    common, _, _ = fit_coupling(P, index, np.ones(n))
+    assert np.ptp(common) == 0
 
 
 def test_multiclass_models_save_and_load_bit_for_bit(tmp_path):

@@ -234,6 +234,10 @@ class RowData:
     def base_rate(self) -> float:
         return float(self.v.sum() / self.w.sum())
 
+    def n_eff(self) -> float:
+        """The total weight (``n`` for unweighted rows)."""
+        return float(self.w.sum())
+
     def design(self, degrees, components) -> Design:
         return _design(self.U, self.Z, self.w, self.v, self.w**2, degrees, components)
 
@@ -273,6 +277,10 @@ class CellData:
 
     def base_rate(self) -> float:
         return float(self.V.sum() / self.W.sum())
+
+    def n_eff(self) -> float:
+        """The total weight (``n`` for unweighted rows)."""
+        return float(self.W.sum())
 
     def heldout_groups(self) -> None:
         """Cells hold many rows each: their standard errors count rows (no tie groups)."""

@@ -129,9 +129,11 @@ class BernsteinFusion(FusionEstimator):
     along every axis (its constant term is the intercept). It is fitted by penalized maximum
     likelihood: weighted mean log-loss plus ``(lam / 2)`` times the squared first differences
     of ``theta`` along every axis (normalized so that one ``lam`` means about the same
-    smoothness at every degree; :mod:`fusion.bernstein.logistic`). As ``lam`` grows ``g``
-    becomes a constant and the model becomes logistic regression on the ``z_m`` with
-    non-negative weights ("LR on logits", the usual stacking of probabilities); ``lam`` is
+    smoothness at every degree; :mod:`fusion.bernstein.logistic`), plus a weak ridge
+    ``0.05 / n`` times the squared weights of the standardized ``z_m`` (the penalty of
+    ``LogisticRegression(C=10)``; it keeps a separating score's weight finite). As ``lam``
+    grows ``g`` becomes a constant and the model becomes logistic regression on the ``z_m``
+    with non-negative weights ("LR on logits", the usual stacking of probabilities); ``lam`` is
     chosen by ``cv``-fold cross-validation of the log-loss along a warm-started path, with
     the one-standard-error rule toward larger ``lam`` (the standard error of each penalty's
     excess held-out loss over the best one, from the rows' paired differences). The solver
@@ -644,7 +646,8 @@ class BernsteinFusion(FusionEstimator):
         self.n_iter_ = int(res.n_iter)
 
     def _ridge(self, data) -> float:
-        return logistic.RIDGE
+        # in memory the rows carry weights of mean 1; a dask fit's cells canonical weights
+        return logistic.base_ridge(data.n_eff() * getattr(self, "_weight_unit", 1.0))
 
     def _pick_logistic(self, paths, layouts, lams, candidates):
         keys, neg, pos, sols, sizes = [], [], [], [], []
@@ -774,6 +777,7 @@ class BernsteinFusion(FusionEstimator):
         solver = logistic.make_solver(layout, **self._osqp_settings())
         rows = None if edges is not None else RowData(U, Z, y, w)
         full = None if rows is None else rows.design(self.degree_, self.components_)
+        ridge = self._ridge(RowData(U, Z, y, w))  # the fit's own, not a resample's
         out = np.empty((self.n_bootstrap, layout.n_coef))
         for b, k in enumerate(self._resamples(U.shape[0])):
             if full is not None:
@@ -782,7 +786,7 @@ class BernsteinFusion(FusionEstimator):
             else:
                 cells = aggregate_cells(U, Z, y, w * k, edges, None, 0)
                 design = cells.design(self.degree_, self.components_)
-            res = logistic.newton(design, layout, lam, x_hat, solver, ridge=self._ridge(None))
+            res = logistic.newton(design, layout, lam, x_hat, solver, ridge=ridge)
             out[b] = res.x
         self.bootstrap_coef_ = out
 

@@ -28,9 +28,9 @@ difference quotients ``K_a Delta_a theta``, so ``theta' D theta`` approximates
 ``int |grad g|^2`` over the cube and one ``lambda`` means about the same smoothness at every
 degree (``g(u) = a u_m`` costs ``lambda a^2 / 2`` at any degree). ``lambda = inf`` fixes every
 difference at 0: ``g`` is a constant (the intercept) and the model is logistic regression on
-``Z`` with ``c >= 0``. The small ridge ``rho`` (:data:`RIDGE`, on linear features
-standardized by the caller) keeps ``c`` finite when a score separates the classes; it moves a
-typical ``c`` by about ``1e-5``.
+``Z`` with ``c >= 0``. The ridge ``rho = 0.1 / n`` (:func:`base_ridge`, on linear features
+standardized by the caller; ``LogisticRegression(C=10)`` on them) keeps ``c`` finite and
+moderate when a score (almost) separates the classes and vanishes with ``n``.
 
 Solver
 ------
@@ -65,6 +65,8 @@ from .qp import StepQPSolver, _dense_upper_csc, monotone_constraints
 
 __all__ = [
     "RIDGE",
+    "RIDGE_PER_ROW",
+    "base_ridge",
     "NEWTON_TOL",
     "Design",
     "Layout",
@@ -81,7 +83,9 @@ __all__ = [
     "one_se_index",
 ]
 
-#: Ridge on the linear coefficients ``c`` (standardized features).
+#: Ridge on the linear coefficients ``c`` (standardized features): ``RIDGE_PER_ROW / n``
+#: for ``n`` (effective) rows, at least ``RIDGE``. See :func:`base_ridge`.
+RIDGE_PER_ROW = 0.1
 RIDGE = 1e-6
 #: Newton stops when the predicted decrease of the mean log-loss falls below this.
 NEWTON_TOL = 1e-10
@@ -239,6 +243,24 @@ def project(x: np.ndarray, layout: Layout, flat: bool = False) -> np.ndarray:
     if parts and shift:
         parts[0] += shift
     return x
+
+
+def base_ridge(n_eff: float) -> float:
+    """The ridge ``rho`` on the standardized linear coefficients for ``n_eff`` rows (the
+    total of the canonical weights, :func:`fusion._validation.canonical_weights`: ``n``
+    for unweighted rows, and an integer weight counts as that many rows).
+
+    ``rho = RIDGE_PER_ROW / n_eff`` is the mean-loss form of a Gaussian prior with variance 10
+    on every coefficient (as ``LogisticRegression(C=10)`` on the standardized features): it
+    vanishes with ``n`` and moves the coefficients of a fit without separation by a few
+    thousandths at 500 rows, but keeps them moderate where a score (almost) separates the
+    classes, as in one-vs-rest problems with a few dozen rows per class. There the
+    unpenalized fit drives the linear predictor to its cap (+-35) on most rows and loses the
+    ordering a multi-class coupling needs (digits, 25 rows per class: median one-vs-rest
+    ``|logit|`` 15-27; benchmarks/RESULTS.md, multi-class). ``RIDGE`` is a floor for
+    conditioning at very large ``n``.
+    """
+    return max(RIDGE, RIDGE_PER_ROW / max(n_eff, 1.0))
 
 
 def _penalty_diag(layout: Layout, lam: float, ridge: float = RIDGE) -> np.ndarray:

@@ -100,7 +100,8 @@ def mid_ecdf_knots(column: np.ndarray, sample_weight=None) -> tuple[np.ndarray, 
 
 def _exact(col: np.ndarray, w: np.ndarray | None, inverse: bool):
     """Knots, values and (if asked) every row's knot index, from one sort."""
-    order = np.argsort(col, kind="stable")
+    # Stability matters only for the order in which tied rows' weights are summed.
+    order = np.argsort(col, kind="stable" if w is not None else None)
     xs = col[order]
     ws = None if w is None else w[order]
     knots, weight, run = _runs(xs, ws)

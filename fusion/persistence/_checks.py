@@ -62,8 +62,14 @@ def _check_multiclass_state(est) -> None:
         if model.n_features_in_ != est.n_features_in_:
             _bad(f"estimators_[{k}] fuses {model.n_features_in_} scores, not {est.n_features_in_}.")
     slope, intercept = est.coupling_slope_, est.coupling_intercept_
-    if not (isinstance(slope, float) and np.isfinite(slope) and slope >= 0):
-        _bad("coupling_slope_ must be a finite float >= 0.")
+    if not (
+        isinstance(slope, np.ndarray) and slope.shape == (C,) and slope.dtype == np.float64
+        and np.all(np.isfinite(slope)) and np.all(slope >= 0)
+    ):  # fmt: skip
+        _bad(f"coupling_slope_ must be {C} finite floats >= 0.")
+    penalty = getattr(est, "coupling_penalty_", None)
+    if not (isinstance(penalty, float) and penalty >= 0):
+        _bad("coupling_penalty_ must be a float >= 0 (inf: one common slope).")
     if not (
         isinstance(intercept, np.ndarray) and intercept.shape == (C,)
         and intercept.dtype == np.float64 and np.all(np.isfinite(intercept))

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from fusion import BernsteinFusion, SolverError, SolverWarning
+from fusion.bernstein import logistic
 
 from ..conftest import simulate
 
@@ -127,12 +128,27 @@ def test_lam_inf_is_logistic_regression_with_non_negative_weights():
     from sklearn.linear_model import LogisticRegression
 
     S, y = _probabilities(3000, 2, 3)
-    Z = np.log(S / (1 - S))
     model = BernsteinFusion(lam=float("inf")).fit(S, y)
-    lr = LogisticRegression(C=1e8, max_iter=1000).fit(Z, y)
+    # the ridge RIDGE_PER_ROW / n on the standardized logits is scikit-learn's C = 10
+    X = (np.log(S / (1 - S)) - model.base_shift_) / model.base_scale_
+    C = 1.0 / logistic.RIDGE_PER_ROW
+    lr = LogisticRegression(C=C, tol=1e-12, max_iter=10_000).fit(X, y)
     assert np.all(lr.coef_ > 0)  # so the constraint c >= 0 does not bind
-    np.testing.assert_allclose(model.predict_proba(S), lr.predict_proba(Z), atol=1e-4)
+    np.testing.assert_allclose(model.base_coef_, lr.coef_[0], rtol=1e-5)
+    np.testing.assert_allclose(model.predict_proba(S), lr.predict_proba(X), atol=1e-7)
     assert np.ptp(model.coef_) == 0  # g is the intercept
+
+
+def test_the_ridge_keeps_a_separating_score_finite_and_vanishes_with_n():
+    rng = np.random.default_rng(5)
+    y = np.repeat([0, 1], 30)
+    S = np.column_stack([np.where(y == 1, 0.9, 0.1) + rng.uniform(-0.05, 0.05, 60),
+                         rng.uniform(0.2, 0.8, 60)])  # fmt: skip
+    model = BernsteinFusion(lam=float("inf")).fit(S, y)
+    eta = logit(model.predict_proba(S)[:, 1])
+    assert np.max(np.abs(eta)) < 15  # not driven to the cap of 35
+    assert logistic.base_ridge(500) == pytest.approx(2e-4)
+    assert logistic.base_ridge(1e9) == logistic.RIDGE
 
 
 def test_cross_validation_picks_by_one_standard_error_and_reports_scores():
