@@ -183,7 +183,7 @@ def bench_predict(args) -> str:
             "predict_proba s",
             "IsotonicRegression.predict s",
             f"ours / ({10 * M} isotonic predicts)",
-            "max |p - p(exact ECDF)|",
+            "max abs(p - p(exact ECDF))",
             "ecdf_error_bound_",
         ],
         rows,

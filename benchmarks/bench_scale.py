@@ -157,7 +157,7 @@ def _dask_cell(n: int, chunk: int, degree, base, queue) -> None:
         S, y = X[:, :M], X[:, M]
         # Warm up the workers (imports) on the first block only.
         BernsteinFusion(base=base, degree=degree).fit(S[:chunk], y[:chunk])
-        base = _rss()
+        rss = _rss()
         t = time.perf_counter()
         model = BernsteinFusion(base=base, degree=degree, random_state=0).fit(S, y)
         fit = time.perf_counter() - t
@@ -166,7 +166,7 @@ def _dask_cell(n: int, chunk: int, degree, base, queue) -> None:
         pred = time.perf_counter() - t
         client.close()
         cluster.close()
-        queue.put((fit, pred, _peak() - base, f"{blocks} blocks, degree {model.degree_}"))
+        queue.put((fit, pred, _peak() - rss, f"{blocks} blocks, degree {model.degree_}"))
     except Exception as err:  # noqa: BLE001
         queue.put((np.nan, np.nan, np.nan, f"{type(err).__name__}: {err}"[:80]))
 
