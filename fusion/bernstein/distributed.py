@@ -61,12 +61,13 @@ from .._validation import (
 )
 from ..ecdf import ECDFNormalizer, mid_distribution
 from ..ecdf.sketch import (
-    choose_knots,
+    CANDIDATE_FACTOR,
     column_summary,
     counts_at_knots,
+    knot_candidates,
     max_gap,
     merge_summaries,
-    mid_values,
+    select_knots,
 )
 from .basis import make_components
 from .cells import CellData, CellSums, block_sums, cell_edges, hash_folds, resolve_bins
@@ -289,7 +290,9 @@ def _anti_alignment(sums: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(z), z, 0.0)
 
 
-def _summarize_block(Sb, yb, wb, i: int, M: int, size: int | None, scale=None) -> dict:
+def _summarize_block(
+    Sb, yb, wb, i: int, M: int, size: int | None, scale=None, n_cand: int | None = None
+) -> dict:
     """Pass 1: validate one block; label counts and weights; ECDF summary per column."""
     Sb = _block_scores(Sb, i, M)
     n = Sb.shape[0]
@@ -306,7 +309,7 @@ def _summarize_block(Sb, yb, wb, i: int, M: int, size: int | None, scale=None) -
     # The ECDF is weighted, and a row of zero weight is no row at all (as in memory).
     pos = wb > 0
     Sp, wp = Sb[pos], wb[pos]
-    summaries = [column_summary(Sp[:, j], size, wp) if wp.size else None for j in range(M)]
+    summaries = [column_summary(Sp[:, j], size, wp, n_cand) if wp.size else None for j in range(M)]
     return {"n": n, "labels": labels, "summaries": summaries, "weight": float(wp.sum())}
 
 
@@ -418,6 +421,7 @@ def fit_dask(est, S, y, sample_weight=None):
 
     n_knots = est._dask_knots()
     size = None if n_knots is None else SUMMARY_FACTOR * n_knots
+    n_cand = None if n_knots is None else CANDIDATE_FACTOR * n_knots
 
     # Pass 0 (weighted fits): the weights' range, to make them canonical as in memory.
     scale = None
@@ -432,7 +436,7 @@ def fit_dask(est, S, y, sample_weight=None):
     # Pass 1: validation, labels, ECDF summaries.
     summarize = dask.delayed(_summarize_block, pure=True)
     parts = [
-        summarize(s, yb, wb, i, M, size, scale)
+        summarize(s, yb, wb, i, M, size, scale, None if n_knots is None else n_cand)
         for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
     ]
     (res,) = dask.compute(_tree_reduce(parts, _merge_pass1, size))
@@ -455,10 +459,9 @@ def fit_dask(est, S, y, sample_weight=None):
     # ECDF: exact columns directly, sketched ones after pass 2.
     knots, values, pending, bound = [None] * M, [None] * M, {}, 0.0
     for j, summary in enumerate(res["summaries"]):
-        if n_knots is None:
-            q, exact = summary.vals, True
-        else:
-            q, exact = choose_knots(summary, n_knots)
+        exact = n_knots is None or (summary.exact and summary.vals.shape[0] <= n_knots)
+        # a sketch's knots are chosen among candidates, as in memory (ecdf.sketch_column)
+        q = summary.vals if exact else knot_candidates(summary)
         check_not_constant(q, j)
         knots[j] = q
         if exact:
@@ -478,7 +481,7 @@ def fit_dask(est, S, y, sample_weight=None):
             )
         )
         for j, (lt, le) in counts.items():
-            values[j] = mid_values(lt, le, res["weight"])
+            knots[j], values[j] = select_knots(pending[j], lt, le, res["weight"], n_knots)
             bound = max(bound, max_gap(values[j]))
     ecdf = ECDFNormalizer.from_knots(knots, values)
 

@@ -23,9 +23,10 @@ Scores may be ``-inf`` or ``+inf`` (the logit of a saturated probability): only 
 matters, so they are ranked below and above every finite score. Integer columns beyond
 ``2**53`` in magnitude keep integer knots, so distinct integers never merge by rounding.
 
-For large training sets the map can be summarized by ``n_knots`` knots at evenly spaced
-weighted ranks, with exact values there (:mod:`fusion.ecdf.sketch`); ``error_bound_``
-bounds the difference from the exact map.
+For large training sets the map can be summarized by ``n_knots`` knots at (nearly) evenly
+spaced weighted ranks, with exact values there (:mod:`fusion.ecdf.sketch`; the same knots
+whether the rows are in memory or in dask blocks); ``error_bound_`` bounds the difference
+from the exact map.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
     ----------
     n_knots : int >= 2 or None, default=None
         ``None``: the exact map (one knot per distinct training value). An int: at most this
-        many knots per column, at evenly spaced weighted ranks, with exact values there
+        many knots per column, at nearly evenly spaced weighted ranks, with exact values there
         (a quantile sketch: smaller models and faster transforms for large training sets).
     allow_nan : bool, default=False
         Accept NaN (a missing score): fitting uses each column's observed values, and NaN

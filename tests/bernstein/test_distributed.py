@@ -5,6 +5,7 @@ import pytest
 
 from fusion import BernsteinFusion, ECDFNormalizer
 from fusion.bernstein.cells import auto_bins
+from fusion.ecdf.sketch import CANDIDATE_FACTOR, hash_candidates, mid_values
 
 from ..conftest import simulate
 
@@ -86,10 +87,14 @@ def test_sketched_fit_within_its_ecdf_bound_and_close_to_exact(client, data):
     model = BernsteinFusion(base=None, degree=4, ecdf_knots=k).fit(Sd, yd)
     exact = BernsteinFusion(base=None, degree=4, ecdf_knots=None).fit(Sd, yd)
     bound = model.ecdf_error_bound_
-    n, blocks = S.shape[0], -(-S.shape[0] // CHUNK)
-    depth = int(np.ceil(np.log(blocks) / np.log(8))) + 1  # compressions along a merge path
-    # the a-priori bound of fusion.ecdf.sketch for continuous scores
-    assert 0 < bound <= 1 / (k - 1) + 2 * depth / (8 * k) + 1 / n
+    # the a-priori bound of fusion.ecdf.sketch: level spacing + largest candidate gap
+    gaps = []
+    for j in range(2):
+        x = np.sort(S[:, j])
+        cand = np.unique(np.r_[x[0], hash_candidates(np.unique(x), CANDIDATE_FACTOR * k), x[-1]])
+        lt, le = np.searchsorted(x, cand, "left"), np.searchsorted(x, cand, "right")
+        gaps.append(np.max(np.diff(mid_values(lt, le, x.shape[0]))))
+    assert 0 < bound <= 1 / (k - 1) + max(gaps) + 1e-12
     assert all(q.shape[0] <= k for q in model.ecdf_.knots_)
     # the a-posteriori bound holds against the exact normalizer everywhere
     G = ECDFNormalizer().fit(S)

@@ -6,13 +6,16 @@ from hypothesis import strategies as st
 from fusion import BernsteinFusion, ECDFNormalizer
 from fusion.ecdf import mid_ecdf_knots
 from fusion.ecdf.sketch import (
+    CANDIDATE_FACTOR,
     KnotLookup,
-    choose_knots,
     column_summary,
     counts_at_knots,
+    hash_candidates,
+    knot_candidates,
     max_gap,
     merge_summaries,
     mid_values,
+    select_knots,
     sketch_column,
 )
 
@@ -47,8 +50,47 @@ def test_in_memory_sketch_is_within_its_bound(n, k, ties, seed):
         ek, ev = mid_ecdf_knots(x)
         np.testing.assert_array_equal(knots, ek)
         np.testing.assert_allclose(values, ev, rtol=0, atol=1e-15)
-    elif not ties:  # continuous scores: the a-priori bound of the module docstring
-        assert max_gap(values) <= 1 / (k - 1) + 1 / n + 1e-12
+    else:  # the a-priori bound of the module docstring: level spacing + candidate gap
+        distinct = np.unique(x)
+        cand = np.unique(np.r_[x.min(), hash_candidates(distinct, CANDIDATE_FACTOR * k), x.max()])
+        lt = np.searchsorted(np.sort(x), cand, "left")
+        le = np.searchsorted(np.sort(x), cand, "right")
+        gap = np.max(np.diff(mid_values(lt, le, n)))
+        assert max_gap(values) <= 1 / (k - 1) + gap + 1e-12
+
+
+def test_sketch_of_blocks_equals_the_in_memory_sketch_bit_for_bit():
+    # what a dask fit does: block summaries with candidates, merged up a tree, exact counts
+    # at the candidates summed over the blocks, then the same knot selection
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.standard_t(3, size=30_000), np.round(rng.normal(size=5_000), 1)])
+    k = 60
+    knots, values, exact = sketch_column(x, k)
+    assert not exact
+    for sizes in ([35_000], [10_000, 10_000, 15_000], [1_000] * 35, [250] * 140):
+        blocks = np.split(x, np.cumsum(sizes)[:-1])
+        parts = [column_summary(b, 8 * k, None, CANDIDATE_FACTOR * k) for b in blocks]
+        merged = merge_summaries(
+            [merge_summaries(parts[i : i + 8], 8 * k) for i in range(0, len(parts), 8)], 8 * k
+        )
+        cand = knot_candidates(merged)
+        counts = [counts_at_knots(b, cand) for b in blocks]
+        lt = np.sum([c[0] for c in counts], axis=0)
+        le = np.sum([c[1] for c in counts], axis=0)
+        qk, qv = select_knots(cand, lt, le, float(x.shape[0]), k)
+        np.testing.assert_array_equal(qk, knots)
+        np.testing.assert_array_equal(qv, values)
+
+
+def test_hash_candidates_are_a_sample_of_the_distinct_values_that_ignores_order():
+    x = np.unique(np.random.default_rng(8).normal(size=5_000))
+    c = hash_candidates(x, 500)
+    assert c.shape[0] == 500 and np.all(np.isin(c, x)) and np.all(np.diff(c) > 0)
+    halves = np.unique(np.r_[hash_candidates(x[::2], 500), hash_candidates(x[1::2], 500)])
+    np.testing.assert_array_equal(hash_candidates(halves, 500), c)
+    # spread over the whole range: every tenth of the values holds some candidates
+    assert np.all(np.bincount(np.searchsorted(x, c) * 10 // x.shape[0], minlength=10) > 20)
+    np.testing.assert_array_equal(hash_candidates(x[:100], 500), x[:100])
 
 
 def test_values_at_knots_are_the_exact_mid_ecdf():
@@ -77,8 +119,6 @@ def test_exact_summaries_merge_to_value_counts():
     assert merged.exact
     np.testing.assert_array_equal(merged.vals, vals)
     np.testing.assert_array_equal(merged.wts, counts)
-    knots, exact = choose_knots(merged, 200)
-    assert exact and np.array_equal(knots, vals)
 
 
 def test_compressed_summaries_keep_ranks_and_extremes():
@@ -97,8 +137,6 @@ def test_compressed_summaries_keep_ranks_and_extremes():
     cw = np.cumsum(merged.wts) - merged.wts / 2
     true = (np.searchsorted(x, merged.vals, "left") + np.searchsorted(x, merged.vals, "right")) / 2
     assert np.max(np.abs(cw - true)) / x.shape[0] <= 3 / size
-    knots, exact = choose_knots(merged, 100)
-    assert not exact and knots[0] == x[0] and knots[-1] == x[-1] and knots.shape[0] <= 100
 
 
 def test_in_memory_ecdf_knots_option():
