@@ -177,11 +177,14 @@ def hash_candidates(distinct: np.ndarray, n_cand: int) -> np.ndarray:
     blocks' candidates, so a dask fit (any chunking) and an in-memory fit of the same column
     get the same candidates, the same exact counts at them and the same knots.
     """
+    return distinct[_candidate_index(distinct, n_cand)]
+
+
+def _candidate_index(distinct: np.ndarray, n_cand: int) -> np.ndarray:
+    """Positions in ``distinct`` of :func:`hash_candidates`, increasing."""
     if distinct.shape[0] <= n_cand:
-        return distinct
-    h = _hash(distinct)
-    keep = np.argpartition(h, n_cand - 1)[:n_cand]
-    return np.sort(distinct[keep])
+        return np.arange(distinct.shape[0])
+    return np.sort(np.argpartition(_hash(distinct), n_cand - 1)[:n_cand])
 
 
 def knot_candidates(summary: Summary) -> np.ndarray:
@@ -255,11 +258,13 @@ def sketch_column(
         else:
             weight = np.add.reduceat(ws, start)
         return xs[start], mid_distribution(np.cumsum(weight) - weight, weight, weight.sum()), True
-    distinct = np.concatenate([xs[:1], xs[1:][xs[1:] != xs[:-1]]])
-    sample = hash_candidates(distinct, CANDIDATE_FACTOR * n_knots)
-    cand = np.unique(np.concatenate([xs[:1], sample, xs[-1:]]))
-    lo = np.searchsorted(xs, cand, side="left")
-    hi = np.searchsorted(xs, cand, side="right")
+    start = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))  # runs of equal values
+    end = np.append(start[1:], xs.shape[0])
+    pick = _candidate_index(xs[start], CANDIDATE_FACTOR * n_knots)
+    last = start.shape[0] - 1  # with the minimum and the maximum (pick is increasing)
+    ends = np.array([0, last], dtype=pick.dtype)
+    pick = np.concatenate([ends[: int(pick[0] > 0)], pick, ends[1:][: int(pick[-1] < last)]])
+    cand, lo, hi = xs[start[pick]], start[pick], end[pick]  # rows below / up to each
     if ws is None:
         knots, values = select_knots(cand, lo, hi, xs.shape[0], n_knots)
         return knots, values, False
