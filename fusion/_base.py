@@ -291,7 +291,8 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         kept = w > 0
         if not kept.all():
             S, y01, w = S[kept], y01[kept], w[kept]
-        w = canonical_weights(w)  # proportional weights: identical bits from here on
+        if sample_weight is not None:  # ones are canonical already
+            w = canonical_weights(w)  # proportional weights: identical bits from here on
         self._kept_rows = kept
         if S.shape[0] < 2:
             raise ValueError(

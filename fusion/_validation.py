@@ -370,7 +370,8 @@ def anti_alignment_z(u: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     is approximately standard normal. Negative: the score tends to be lower for positives.
     """
     seen = ~np.isnan(u)
-    u, y, w = u[seen], y[seen], w[seen]
+    if not seen.all():
+        u, y, w = u[seen], y[seen], w[seen]
     W = w.sum()
     if u.shape[0] < 3 or not W > 0:
         return 0.0
