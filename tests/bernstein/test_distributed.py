@@ -236,3 +236,18 @@ def test_default_model_cross_validation_on_dask_equals_in_memory(client, data):
     np.testing.assert_allclose(p, ref.predict_proba(S), rtol=0, atol=1e-4)
     again = BernsteinFusion(ecdf_knots=None).fit(Sd, yd)
     assert again.cv_scores_ == model.cv_scores_
+
+
+def test_sketched_default_model_on_dask_equals_in_memory(client, data):
+    # the sketch's knots are chosen among hashed candidates: the same in memory and on dask
+    S, y, _ = data
+    Sd, yd = _dask(S, y)
+    model = BernsteinFusion(ecdf_knots=300).fit(Sd, yd)
+    ref = BernsteinFusion(ecdf_knots=300, bins=auto_bins(2)).fit(S, y)
+    assert model.ecdf_error_bound_ == ref.ecdf_error_bound_ > 0
+    for j in range(2):
+        np.testing.assert_array_equal(model.ecdf_.knots_[j], ref.ecdf_.knots_[j])
+        np.testing.assert_array_equal(model.ecdf_.values_[j], ref.ecdf_.values_[j])
+    assert model.lam_ == ref.lam_
+    p = model.predict_proba(Sd).compute()
+    np.testing.assert_allclose(p, ref.predict_proba(S), rtol=0, atol=1e-9)
