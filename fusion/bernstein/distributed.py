@@ -436,7 +436,7 @@ def fit_dask(est, S, y, sample_weight=None):
     # Pass 1: validation, labels, ECDF summaries.
     summarize = dask.delayed(_summarize_block, pure=True)
     parts = [
-        summarize(s, yb, wb, i, M, size, scale, None if n_knots is None else n_cand)
+        summarize(s, yb, wb, i, M, size, scale, n_cand)
         for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
     ]
     (res,) = dask.compute(_tree_reduce(parts, _merge_pass1, size))

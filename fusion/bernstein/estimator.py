@@ -554,7 +554,7 @@ class BernsteinFusion(FusionEstimator):
         self._fit_logistic_from(data, candidates, lams)
         self.bootstrap_coef_ = None
         if self.n_bootstrap:
-            self._bootstrap_logistic(U, Z, y, w, None if bins is None else edges)
+            self._bootstrap_logistic(U, Z, y, w, None if bins is None else edges, self._ridge(data))
 
     def _cell_folds(self, U, y) -> tuple[np.ndarray, int]:
         """Fold of every row for a fit on cells: a seeded hash of the row's content for an
@@ -765,10 +765,11 @@ class BernsteinFusion(FusionEstimator):
                 yield rng.multinomial(n, np.full(n, 1.0 / n)).astype(float)
                 progress.step()
 
-    def _bootstrap_logistic(self, U, Z, y, w, edges) -> None:
+    def _bootstrap_logistic(self, U, Z, y, w, edges, ridge: float) -> None:
         """``bootstrap_coef_`` of the default model: the final fit's Newton solve on every
         resample, warm-started at the fitted coefficients, with the penalty undersmoothed
-        (:data:`BOOTSTRAP_LAM_FACTOR`)."""
+        (:data:`BOOTSTRAP_LAM_FACTOR`) and the fit's own ridge (a resample's weights would
+        give another)."""
         lam = self.lam_ * BOOTSTRAP_LAM_FACTOR
         layout = logistic.Layout(
             U.shape[1], tuple(component_shapes(self.degree_, self.components_))
@@ -777,7 +778,6 @@ class BernsteinFusion(FusionEstimator):
         solver = logistic.make_solver(layout, **self._osqp_settings())
         rows = None if edges is not None else RowData(U, Z, y, w)
         full = None if rows is None else rows.design(self.degree_, self.components_)
-        ridge = self._ridge(RowData(U, Z, y, w))  # the fit's own, not a resample's
         out = np.empty((self.n_bootstrap, layout.n_coef))
         for b, k in enumerate(self._resamples(U.shape[0])):
             if full is not None:

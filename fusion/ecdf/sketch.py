@@ -249,21 +249,20 @@ def sketch_column(
     else:
         order = np.argsort(x, kind="stable")
         xs, ws = x[order], np.asarray(w, dtype=float)[order]
-    # Count distinct values before listing them: for continuous scores the list is as long
-    # as the data and is not needed.
-    if 1 + np.count_nonzero(xs[1:] != xs[:-1]) <= n_knots:
-        start = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
+    start = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))  # runs of equal values
+    end = np.append(start[1:], xs.shape[0])
+    if start.shape[0] <= n_knots:
         if ws is None:
-            weight = np.diff(np.append(start, xs.shape[0])).astype(float)
+            weight = (end - start).astype(float)
         else:
             weight = np.add.reduceat(ws, start)
         return xs[start], mid_distribution(np.cumsum(weight) - weight, weight, weight.sum()), True
-    start = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))  # runs of equal values
-    end = np.append(start[1:], xs.shape[0])
     pick = _candidate_index(xs[start], CANDIDATE_FACTOR * n_knots)
-    last = start.shape[0] - 1  # with the minimum and the maximum (pick is increasing)
-    ends = np.array([0, last], dtype=pick.dtype)
-    pick = np.concatenate([ends[: int(pick[0] > 0)], pick, ends[1:][: int(pick[-1] < last)]])
+    # with the minimum and the maximum (pick is increasing)
+    if pick[0] > 0:
+        pick = np.r_[0, pick]
+    if pick[-1] < start.shape[0] - 1:
+        pick = np.r_[pick, start.shape[0] - 1]
     cand, lo, hi = xs[start[pick]], start[pick], end[pick]  # rows below / up to each
     if ws is None:
         knots, values = select_knots(cand, lo, hi, xs.shape[0], n_knots)
