@@ -20,20 +20,14 @@ import multiprocessing as mp
 import time
 
 import numpy as np
+from bench_scale import M, _dask_block  # the same rows as bench_scale's dask cells
 
-M = 2
 CHUNK = 2_000_000
 
 
 def block(n_rows: int, seed: int, i: int) -> np.ndarray:
-    """Rows of block ``i``: two scores and the label (``bench_scale._dask_block``)."""
-    from scipy.special import ndtr
-
-    rng = np.random.default_rng([seed, i])
-    z = rng.standard_normal((n_rows, M))
-    z[:, 1] = 0.5 * z[:, 0] + np.sqrt(0.75) * z[:, 1]
-    p = 0.05 + 0.9 * ndtr(z[:, 0]) * ndtr(z[:, 1] - 0.3)
-    return np.column_stack([z, rng.random(n_rows) < p])
+    """Rows of block ``i``: two scores and the label."""
+    return _dask_block(None, n_rows, seed, (i,))
 
 
 def _cell(n: int, queue) -> None:
