@@ -107,8 +107,15 @@ class KnotLookup:
         self.knots, self.values = knots, values
         k = knots.shape[0]
         self.steps = None
+        self.width = self.rise = None
         if k < 2 or knots.dtype.kind != "f":
             return
+        with np.errstate(over="ignore", invalid="ignore"):
+            width, rise = np.diff(knots), np.diff(values)
+        if np.all(np.isfinite(width)) and np.all(np.isfinite(rise)):
+            # every segment's differences, once: the per-point ones of interp_segments are
+            # the same IEEE operations on the same operands, so the result is bit-identical
+            self.width, self.rise = width, rise
         cells = int(min(4 * k, self.MAX_CELLS))
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             span = knots[-1] - knots[0]
@@ -153,12 +160,36 @@ class KnotLookup:
         # Scores far outside the knots (|x| near 1e308, +-inf) overflow or are infinite here;
         # clipping maps them to the end cells, and the end values follow.
         with np.errstate(over="ignore", invalid="ignore"):
-            g = (x - self.lo) * self.scale
-            g = np.nan_to_num(g, nan=0.0, posinf=self.cells - 1, neginf=0.0)
+            g = x - self.lo
+            g *= self.scale
+            np.nan_to_num(g, copy=False, nan=0.0, posinf=self.cells - 1, neginf=0.0)
             np.clip(g, 0, self.cells - 1, out=g)
-            i = self.start[np.maximum(g.astype(np.intp) - 1, 0)]
+            cell = g.astype(np.intp)
+            cell -= 1
+            np.maximum(cell, 0, out=cell)
+            i = self.start[cell]
             last = self.knots.shape[0] - 2
             for s in self.steps:  # branch-free search of the segment within the cell
-                c = np.minimum(i + s, last)
-                i = np.where(self.knots[c] <= x, c, i)
-        return interp_segments(x, i, self.knots, self.values)
+                c = i + s
+                np.minimum(c, last, out=c)
+                np.copyto(i, c, where=self.knots[c] <= x)
+        if self.width is None:
+            return interp_segments(x, i, self.knots, self.values)
+        return self._interp_finite(x, i)
+
+    def _interp_finite(self, x: np.ndarray, i: np.ndarray) -> np.ndarray:
+        """:func:`interp_segments` for finite knot and value differences, bit for bit, with
+        the differences read per segment instead of computed per point."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            t = x - self.knots[i]
+            t /= self.width[i]
+            # NaN queries (overwritten by the caller) and +-inf ones: as nan_to_num does
+            np.clip(t, 0.0, 1.0, out=t)
+            t[np.isnan(t)] = 0.0
+            hi = self.values[i + 1]
+            out = self.rise[i] * t  # values may be integers (an inverse ECDF)
+            out += self.values[i]
+            np.minimum(out, hi, out=out)
+            full = t >= 1.0
+            out[full] = hi[full]
+        return out

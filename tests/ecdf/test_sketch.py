@@ -8,6 +8,7 @@ from fusion.ecdf import mid_ecdf_knots
 from fusion.ecdf.sketch import (
     CANDIDATE_FACTOR,
     KnotLookup,
+    interp_segments,
     column_summary,
     counts_at_knots,
     hash_candidates,
@@ -185,3 +186,34 @@ def test_knot_lookup_equals_np_interp(k, tail, seed):
     np.testing.assert_allclose(
         KnotLookup(knots, values)(pts), np.interp(pts, knots, values), rtol=0, atol=1e-15
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    k=st.integers(2, 3000),
+    tail=st.sampled_from([0.5, 2.0, 50.0]),
+    seed=st.integers(0, 10_000),
+    inverse=st.booleans(),
+)
+def test_knot_lookup_is_interp_segments_bit_for_bit(k, tail, seed, inverse):
+    # the lookup reads each segment's differences from arrays made once; interp_segments
+    # computes them per point: the same operations, so the same bits (also for the integer
+    # values of an inverse ECDF, and for NaN and infinite queries)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_t(tail, size=4000)
+    knots, values, _ = sketch_column(x, k)
+    if knots.shape[0] < 2:
+        return
+    if inverse:  # u -> integer scores
+        knots, values = values, np.round(knots * 1000).astype(np.int64)
+        pts = np.concatenate([rng.random(3000), knots, [-0.5, 1.5, np.inf, -np.inf]])
+    else:
+        pts = np.concatenate([x, knots, rng.standard_t(tail, size=2000) * 3])
+        pts = np.concatenate([pts, [-1.7e308, 1.7e308, np.inf, -np.inf, np.nan]])
+    lookup = KnotLookup(knots, values)
+    segment = np.searchsorted(knots, pts, side="right") - 1
+    expected = interp_segments(pts, segment, knots, values)
+    finite = ~np.isnan(pts)
+    got = lookup(pts)
+    np.testing.assert_array_equal(got[finite], expected[finite])
+    assert np.isnan(got[~finite]).all()
