@@ -60,7 +60,12 @@ __all__ = [
     "SKETCH_KNOTS",
     "COMMON_PARAMETERS",
     "register_model_writer",
+    "proba_bounds",
+    "SATURATED",
 ]
+
+#: Probabilities within this of 0 or 1 count as 0 or 1 for ``proba_bounds_`` (64 ulps of 1).
+SATURATED = 2.0**-46
 
 #: ``ecdf_knots="auto"`` summarizes the ECDF from this many (positive-weight) rows on.
 AUTO_SKETCH_ROWS = 100_000
@@ -158,6 +163,10 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         Bound on the distance between the ECDF used and the exact one (0 when exact).
     base_rate_ : float
         Weighted share of positives among the training rows.
+    proba_bounds_ : ndarray of shape (2,)
+        ``[low, high]``: every predicted probability is clipped to this interval inside
+        ``(0, 1)``, so that no prediction is exactly 0 or 1 (see :func:`proba_bounds`);
+        ``[0.0, 1.0]`` for a model that cannot reach either end.
     """
 
     #: Whether a 1-D score array (M = 1) is accepted.
@@ -190,6 +199,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         "coupling_slope_",
         "coupling_intercept_",
         "coupling_penalty_",
+        "proba_bounds_",
     )
 
     # Parameters: every estimator declares its own as dataclass fields (the generated
@@ -216,6 +226,13 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
     def _calibrate_scores(self, S: np.ndarray, U: np.ndarray) -> np.ndarray:
         """The fitted probability at scores ``S`` with normalized values ``U``."""
         return self._calibrate(U)
+
+    def _fit_proba_bounds(self, S: np.ndarray, U: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """``proba_bounds_`` from the complete training rows (``w``: canonical weights): by
+        :func:`proba_bounds` of the fitted probabilities there (one prediction pass). A
+        method whose function cannot reach 0 or 1 returns ``[0.0, 1.0]`` instead."""
+        p = np.clip(self._calibrate_scores(S, U), 0.0, 1.0)
+        return proba_bounds(p, w)
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, S, y, sample_weight=None):
@@ -312,6 +329,9 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
             else:
                 self._kept_rows = _subset_mask(kept, complete)
                 self._fit_scores(S[complete], U[complete], y01[complete], w[complete])
+            if not complete.all():
+                S, U, w = S[complete], U[complete], w[complete]
+            self.proba_bounds_ = self._fit_proba_bounds(S, U, w * self._weight_unit)
         finally:
             self.__dict__.pop("_kept_rows", None)
             del self._weight_unit
@@ -529,7 +549,9 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} produced non-finite probabilities at normalized "
                 f"points {U[~np.isfinite(p)][:3].tolist()}; please report this."
             )
-        return np.clip(p, 0.0, 1.0)
+        # a model saved before proba_bounds_ existed has none: it predicts as saved
+        low, high = self.__dict__.get("proba_bounds_", (0.0, 1.0))
+        return np.clip(p, low, high)
 
     def _positive_proba(self, S) -> np.ndarray:
         """``P(Y = classes_[1])`` for raw scores (missing scores integrated out)."""
@@ -674,6 +696,32 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         # "takes only 1-D X" (its checks then feed X[:, 0] everywhere), not "also takes 1-D".
         tags.input_tags.allow_nan = getattr(self, "missing", "error") == "marginal"
         return tags
+
+
+def proba_bounds(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The interval inside ``(0, 1)`` that a fitted model's probabilities are clipped to.
+
+    ``p``: the model's probabilities at its training rows, ``w``: their canonical weights
+    (an integer weight counts as that many rows). A model that predicts exactly 0 on rows of
+    total weight ``W0`` (an isotonic block or a bin without positives) claims more than those
+    rows show: the add-half (Jeffreys) estimate for ``W0`` rows without a positive is
+    ``0.5 / (W0 + 1)``. That is the lower bound, capped at the smallest training probability
+    inside ``(0, 1)`` so that the clip moves only the predictions that were 0 (and new points
+    below every training prediction) and keeps the order of all others; clipping a
+    non-decreasing, continuous function keeps it so. Without a training prediction at 0 the
+    bound is ``0.5 / (n + 1)`` for all ``n`` rows, capped the same way; the upper bound
+    mirrors it. A prediction within :data:`SATURATED` of 0 or 1 counts as 0 or 1: an average
+    of ones (ENIR's models) can round to one ulp below 1.
+    """
+    n = float(w.sum())
+    at0, at1 = p <= SATURATED, p >= 1.0 - SATURATED
+    W0, W1 = float(w[at0].sum()), float(w[at1].sum())
+    low = 0.5 / ((W0 if W0 > 0 else n) + 1.0)
+    high = 1.0 - 0.5 / ((W1 if W1 > 0 else n) + 1.0)
+    inside = p[~at0 & ~at1]
+    if inside.size:
+        low, high = min(low, float(inside.min())), max(high, float(inside.max()))
+    return np.array([low, high])
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -115,6 +115,9 @@ class LogisticStacking(FusionEstimator):
         ``scale="u"``).
     """
 
+    def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
+        return np.array([0.0, 1.0])  # a peer predicts as its users fit it: unclipped
+
     #: As its users fit it: the scores as given (the base's default would reverse an
     #: anti-aligned score first).
     increasing = True
@@ -182,6 +185,9 @@ class IsotonicMean(FusionEstimator):
         Knots of the fitted function on the mean normalized score.
     """
 
+    def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
+        return np.array([0.0, 1.0])  # a peer predicts as its users fit it: unclipped
+
     #: As its users fit it: the scores as given (the base's default would reverse an
     #: anti-aligned score first).
     increasing = True
@@ -226,6 +232,9 @@ class MonotoneLightGBM(FusionEstimator):
         The fitted model as LightGBM's text format (plain data; the booster is rebuilt
         from it for prediction).
     """
+
+    def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
+        return np.array([0.0, 1.0])  # a peer predicts as its users fit it: unclipped
 
     #: As its users fit it: the scores as given (the base's default would reverse an
     #: anti-aligned score first).

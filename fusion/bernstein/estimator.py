@@ -13,7 +13,7 @@ from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import COMMON_PARAMETERS, SKETCH_KNOTS, FusionEstimator
+from .._base import COMMON_PARAMETERS, SATURATED, SKETCH_KNOTS, FusionEstimator
 from .._lstsq import LeastSquaresStats, heldout_sse
 from .._progress import Progress
 from .._solver import SolverWarning
@@ -453,6 +453,29 @@ class BernsteinFusion(FusionEstimator):
         else:
             params["structure"] = "pairwise"
         return params
+
+    def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
+        if self.base is not None:
+            return np.array([0.0, 1.0])  # the capped linear predictor keeps it inside (0, 1)
+        return self._rank_only_bounds(float(w.sum()))
+
+    def _rank_only_bounds(self, n: float) -> np.ndarray:
+        """``proba_bounds_`` of the rank-only model fitted on ``n`` rows (canonical weight).
+
+        The coefficients lie in ``[0, 1]``, so the polynomial reaches 0 or 1 where a corner
+        coefficient does. It is non-decreasing, so over the training rows it is smallest at
+        the corner of the smallest normalized values: the bound is the add-half estimate
+        ``0.5 / (n + 1)`` (:func:`fusion._base.proba_bounds` without rows at 0), capped at the
+        polynomial's value at that corner when positive. Computed from the fit alone, so a
+        dask fit gets the same bounds without another pass over the rows.
+        """
+        values = self.ecdf_.values_
+        corners = np.array([[v[0] for v in values], [v[-1] for v in values]], dtype=float)
+        lo, hi = np.clip(self._calibrate(corners), 0.0, 1.0)
+        eps = 0.5 / (n + 1.0)
+        low = min(eps, float(lo)) if lo > SATURATED else eps
+        high = max(1.0 - eps, float(hi)) if hi < 1.0 - SATURATED else 1.0 - eps
+        return np.array([low, high])
 
     def _rank_only_structure(self) -> str:
         return "tensor" if self.structure == "auto" else self.structure
@@ -1005,7 +1028,8 @@ class BernsteinFusion(FusionEstimator):
         self._check_fitted_arrays(U.shape[1])
         proba = np.empty((U.shape[0], 2))
         if self.base_ is None:
-            np.clip(self._polynomial(self.coef_, U), 0.0, 1.0, out=proba[:, 1])
+            low, high = self.__dict__.get("proba_bounds_", (0.0, 1.0))
+            np.clip(self._polynomial(self.coef_, U), low, high, out=proba[:, 1])
             np.subtract(1.0, proba[:, 1], out=proba[:, 0])
         else:
             eta = self._logistic_eta(U, S)

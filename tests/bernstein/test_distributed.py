@@ -48,6 +48,9 @@ def test_exact_dask_fit_equals_in_memory_fit(client, data):
         np.testing.assert_array_equal(a, b)  # merged value counts give the identical ECDF
     np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6, rtol=0)
     assert model.solver_status_ == "solved" and list(model.classes_) == [0, 1]
+    # the bounds come from the fit alone (no pass over the rows): the same as in memory
+    np.testing.assert_allclose(model.proba_bounds_, ref.proba_bounds_, rtol=1e-9, atol=0)
+    assert 0 < model.proba_bounds_[0] < model.proba_bounds_[1] < 1
 
 
 def test_dataframe_input_feature_names_and_string_labels(client, data):

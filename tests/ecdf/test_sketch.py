@@ -8,10 +8,10 @@ from fusion.ecdf import mid_ecdf_knots
 from fusion.ecdf.sketch import (
     CANDIDATE_FACTOR,
     KnotLookup,
-    interp_segments,
     column_summary,
     counts_at_knots,
     hash_candidates,
+    interp_segments,
     knot_candidates,
     max_gap,
     merge_summaries,

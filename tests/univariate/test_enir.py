@@ -67,12 +67,16 @@ def test_prediction_interpolates_between_training_scores_and_is_flat_beyond():
     knots = np.sort(s)
     u = model.ecdf_.transform(knots[:, None])[:, 0]
     np.testing.assert_allclose(u, model.knots_)
-    np.testing.assert_allclose(model.predict_proba(knots)[:, 1], model.knot_values_, atol=1e-12)
+    # predictions are the fitted values, exact 0 and 1 moved inside (0, 1) (proba_bounds_)
+    low, high = model.proba_bounds_
+    assert 0 < low and high < 1
+    values = np.clip(model.knot_values_, low, high)
+    np.testing.assert_allclose(model.predict_proba(knots)[:, 1], values, atol=1e-12)
     mid = 0.5 * (knots[:-1] + knots[1:])
-    expected = 0.5 * (model.knot_values_[:-1] + model.knot_values_[1:])
+    expected = np.clip(0.5 * (model.knot_values_[:-1] + model.knot_values_[1:]), low, high)
     np.testing.assert_allclose(model.predict_proba(mid)[:, 1], expected, atol=1e-12)
     far = model.predict_proba(np.array([-1e9, 1e9]))[:, 1]
-    np.testing.assert_allclose(far, model.knot_values_[[0, -1]])
+    np.testing.assert_allclose(far, values[[0, -1]])
     assert np.all((model.knot_values_ >= 0) & (model.knot_values_ <= 1))
     np.testing.assert_allclose(model.model_weights_.sum(), 1.0)
 
