@@ -83,7 +83,9 @@ def _count_cuts(x: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
     span = hi - lo
     if not span > 0:
         return np.zeros(x.shape[0], dtype=np.int64)
-    k = np.floor((x - lo) * (bins / span))
+    k = x - lo
+    k *= bins / span
+    np.floor(k, out=k)
     np.clip(k, 0, bins - 1, out=k)
     return k.astype(np.int64)
 
@@ -170,16 +172,20 @@ def block_sums(
     def add(vals):
         return np.bincount(inv, weights=vals, minlength=k)
 
+    # unit weights (an unweighted fit): the same sums without multiplying by 1, bit for bit
+    unit = bool(np.all(w == 1.0))
     M = U.shape[1]
-    W = add(w)
+    W = np.bincount(inv, minlength=k).astype(float) if unit else add(w)
     keep = np.flatnonzero(W > 0) if n_keys <= DENSE_KEYS else slice(None)
     SU = np.empty((W[keep].shape[0], M))
     SZ = np.empty_like(SU)
     for m in range(M):
-        SU[:, m] = add(w * U[:, m])[keep]
-        SZ[:, m] = add(w * Z[:, m])[keep]
+        SU[:, m] = add(U[:, m] if unit else w * U[:, m])[keep]
+        SZ[:, m] = add(Z[:, m] if unit else w * Z[:, m])[keep]
     keys = keep.astype(np.int64) if n_keys <= DENSE_KEYS else uniq
-    return CellSums(keys, W[keep], add(w * y)[keep], add(w * w)[keep], SU, SZ)
+    V = add(y if unit else w * y)[keep]
+    W2 = W[keep].copy() if unit else add(w * w)[keep]
+    return CellSums(keys, W[keep], V, W2, SU, SZ)
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
