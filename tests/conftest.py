@@ -1,5 +1,7 @@
 """Shared fixtures: small generated score data with a known calibrating function."""
 
+import os
+
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -37,6 +39,13 @@ def logistic_data():
 @pytest.fixture(autouse=True, scope="session")
 def _one_openmp_thread():
     """OpenMP-parallel peers (HistGradientBoosting, LightGBM) on tiny test data: threads only
-    add overhead, and spin-waiting on a shared 2-core machine made one test 50x slower."""
+    add overhead, and spin-waiting on a shared 2-core machine made one test 50x slower. Under
+    pytest-xdist (the README runs two workers) BLAS gets one thread per worker too: two
+    workers with a BLAS thread per core each oversubscribed the 2 cores (suite 202 s against
+    about 120 s)."""
     with threadpool_limits(limits=1, user_api="openmp"):
-        yield
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            with threadpool_limits(limits=1, user_api="blas"):
+                yield
+        else:
+            yield
