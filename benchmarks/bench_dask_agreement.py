@@ -8,6 +8,10 @@ processes, 1 thread each) and on the same rows materialized in memory; both pred
 same 200,000 fresh rows. Prints a Markdown table::
 
     python benchmarks/bench_dask_agreement.py --sizes 1e6 1e7 1e8
+    python benchmarks/bench_dask_agreement.py --sizes 2e5 1e6 --reverse-second
+
+``--reverse-second`` negates the second score, so that ``increasing="auto"`` reverses it
+(both paths then refit the ECDF on the reversed scores).
 
 Each size runs in its own forked process (peak memory of the in-memory fit at 1e8 is about
 6x the 1.6 GB of scores).
@@ -25,12 +29,15 @@ from bench_scale import M, _dask_block  # the same rows as bench_scale's dask ce
 CHUNK = 2_000_000
 
 
-def block(n_rows: int, seed: int, i: int) -> np.ndarray:
-    """Rows of block ``i``: two scores and the label."""
-    return _dask_block(None, n_rows, seed, (i,))
+def block(n_rows: int, seed: int, i: int, reverse: bool = False) -> np.ndarray:
+    """Rows of block ``i``: two scores and the label (the second score negated)."""
+    rows = _dask_block(None, n_rows, seed, (i,))
+    if reverse:
+        rows[:, 1] = -rows[:, 1]
+    return rows
 
 
-def _cell(n: int, queue) -> None:
+def _cell(n: int, reverse: bool, queue) -> None:
     try:
         import dask.array as da
         from distributed import Client, LocalCluster
@@ -38,7 +45,7 @@ def _cell(n: int, queue) -> None:
         from fusion import BernsteinFusion
 
         sizes = (CHUNK,) * (n // CHUNK) + ((n % CHUNK,) if n % CHUNK else ())
-        test = block(200_000, 1, 0)[:, :M]
+        test = block(200_000, 1, 0, reverse)[:, :M]
         with (
             LocalCluster(
                 n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
@@ -46,7 +53,7 @@ def _cell(n: int, queue) -> None:
             Client(cluster),
         ):
             X = da.map_blocks(
-                lambda b, block_id=None: block(b.shape[0], 0, block_id[0]),
+                lambda b, block_id=None: block(b.shape[0], 0, block_id[0], reverse),
                 da.zeros((n, M + 1), chunks=(sizes, (M + 1,))),
                 dtype=float,
             )
@@ -55,7 +62,7 @@ def _cell(n: int, queue) -> None:
             t = time.perf_counter()
             lazy = BernsteinFusion(random_state=0).fit(S, y)
             t_dask = time.perf_counter() - t
-        rows = np.concatenate([block(s, 0, i) for i, s in enumerate(sizes)])
+        rows = np.concatenate([block(s, 0, i, reverse) for i, s in enumerate(sizes)])
         t = time.perf_counter()
         memory = BernsteinFusion(random_state=0).fit(rows[:, :M], rows[:, M])
         t_mem = time.perf_counter() - t
@@ -64,6 +71,7 @@ def _cell(n: int, queue) -> None:
             {
                 "n": n,
                 "blocks": len(sizes),
+                "increasing_": f"{lazy.increasing_.tolist()} / {memory.increasing_.tolist()}",
                 "dask fit s": t_dask,
                 "in-memory fit s": t_mem,
                 "max abs p diff": float(diff.max()),
@@ -80,12 +88,15 @@ def _cell(n: int, queue) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7, 1e8])
+    ap.add_argument(
+        "--reverse-second", action="store_true", help="negate the second score (reversed by 'auto')"
+    )
     args = ap.parse_args()
     ctx = mp.get_context("fork")
     rows = []
     for n in [int(v) for v in args.sizes]:
         queue = ctx.Queue()
-        proc = ctx.Process(target=_cell, args=(n, queue))
+        proc = ctx.Process(target=_cell, args=(n, args.reverse_second, queue))
         proc.start()
         rows.append(queue.get())
         proc.join()

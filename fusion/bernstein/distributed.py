@@ -291,10 +291,21 @@ def _anti_alignment(sums: np.ndarray) -> np.ndarray:
 
 
 def _summarize_block(
-    Sb, yb, wb, i: int, M: int, size: int | None, scale=None, n_cand: int | None = None
+    Sb,
+    yb,
+    wb,
+    i: int,
+    M: int,
+    size: int | None,
+    scale=None,
+    n_cand: int | None = None,
+    reverse=None,
 ) -> dict:
-    """Pass 1: validate one block; label counts and weights; ECDF summary per column."""
+    """Pass 1: validate one block; label counts and weights; ECDF summary per column (of the
+    scores with ``reverse = (columns, offsets)`` reversed, when given)."""
     Sb = _block_scores(Sb, i, M)
+    if reverse is not None:
+        Sb = reverse_scores(Sb, *reverse)
     n = Sb.shape[0]
     yb = _block_labels(yb, n, i)
     wb = _block_weights(wb, n, i, scale)
@@ -331,9 +342,11 @@ def _merge_pass1(parts: list[dict], size: int | None) -> dict:
     }
 
 
-def _count_block(Sb, wb, i: int, M: int, knots: dict, scale=None) -> dict:
+def _count_block(Sb, wb, i: int, M: int, knots: dict, scale=None, reverse=None) -> dict:
     """Pass 2: exact weights below and at the knots of the sketched columns."""
     Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
+    if reverse is not None:
+        Sb = reverse_scores(Sb, *reverse)
     wb = _block_weights(wb, Sb.shape[0], i, scale)
     return {j: counts_at_knots(Sb[:, j], q, wb) for j, q in knots.items()}
 
@@ -420,8 +433,6 @@ def fit_dask(est, S, y, sample_weight=None):
     B = len(S_blocks)
 
     n_knots = est._dask_knots()
-    size = None if n_knots is None else SUMMARY_FACTOR * n_knots
-    n_cand = None if n_knots is None else CANDIDATE_FACTOR * n_knots
 
     # Pass 0 (weighted fits): the weights' range, to make them canonical as in memory.
     scale = None
@@ -433,13 +444,9 @@ def fit_dask(est, S, y, sample_weight=None):
         if not scale[1] > 0:
             raise ValueError("sample_weight sums to zero; at least one row needs positive weight.")
 
-    # Pass 1: validation, labels, ECDF summaries.
-    summarize = dask.delayed(_summarize_block, pure=True)
-    parts = [
-        summarize(s, yb, wb, i, M, size, scale, n_cand)
-        for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
-    ]
-    (res,) = dask.compute(_tree_reduce(parts, _merge_pass1, size))
+    # Pass 1 (validation, labels, ECDF summaries) and pass 2 (counts at sketch candidates).
+    blocks = (S_blocks, y_blocks, w_blocks)
+    res, knots, values, bound = _ecdf_passes(blocks, M, n_knots, scale)
     n = res["n"]
     if n < 2:
         raise ValueError(f"at least 2 training rows are needed, got {n} sample.")
@@ -455,8 +462,55 @@ def fit_dask(est, S, y, sample_weight=None):
                 f"sample_weight is zero on every row of class {c!r}; both classes need positive "
                 "total weight."
             )
+    ecdf = ECDFNormalizer.from_knots(knots, values)
 
-    # ECDF: exact columns directly, sketched ones after pass 2.
+    est.classes_ = classes
+    est.n_features_in_ = M
+    if names is not None and all(isinstance(c, str) for c in names):
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    else:
+        est.__dict__.pop("feature_names_in_", None)
+    increasing, offsets = _directions(est, blocks, ecdf, knots, classes[1], scale)
+    if not increasing.all():
+        # The ECDF refitted on the reversed scores, as in memory: a sketch's knots are the
+        # candidates of smallest hash among the column's values, so mirroring the sketch of s
+        # would give other knots than the sketch of offset - s (and, on a flat CV curve,
+        # another penalty: 9e-3 apart in probability at 200,000 rows).
+        reverse = (tuple(int(j) for j in np.flatnonzero(~increasing)), offsets)
+        _, knots, values, bound = _ecdf_passes(blocks, M, n_knots, scale, reverse)
+        ecdf = ECDFNormalizer.from_knots(knots, values)
+    est.increasing_ = increasing
+    est.reversal_offset_ = offsets
+    positive = classes[1].item() if hasattr(classes[1], "item") else classes[1]
+    est.base_rate_ = float(labels[positive] / total_w)
+    est.ecdf_ = ecdf
+    est.ecdf_knots_ = n_knots
+    est.ecdf_error_bound_ = bound
+    model = _FeatureModel(est, scale)
+    if est.base is None:
+        _fit_rank_only(est, blocks, model, classes, n, M, B)
+        est.proba_bounds_ = est._rank_only_bounds(float(total_w))
+    else:
+        _fit_logistic(est, blocks, model, classes, n, M)
+        est.proba_bounds_ = np.array([0.0, 1.0])
+    return est
+
+
+def _ecdf_passes(blocks, M: int, n_knots: int | None, scale, reverse=None):
+    """Passes 1 and 2: ``(pass-1 result, knots, values, error bound)`` of every column's
+    ECDF, exact where the column has at most ``n_knots`` distinct values (or ``n_knots`` is
+    None), else the sketch of :func:`fusion.ecdf.sketch.sketch_column` (pass 2 counts the
+    rows at its candidates). ``reverse``: ``(columns, offsets)`` to reverse first."""
+    dask, _ = _dask()
+    S_blocks, y_blocks, w_blocks = blocks
+    size = None if n_knots is None else SUMMARY_FACTOR * n_knots
+    n_cand = None if n_knots is None else CANDIDATE_FACTOR * n_knots
+    summarize = dask.delayed(_summarize_block, pure=True)
+    parts = [
+        summarize(s, yb, wb, i, M, size, scale, n_cand, reverse)
+        for i, (s, yb, wb) in enumerate(zip(S_blocks, y_blocks, w_blocks, strict=True))
+    ]
+    (res,) = dask.compute(_tree_reduce(parts, _merge_pass1, size))
     knots, values, pending, bound = [None] * M, [None] * M, {}, 0.0
     for j, summary in enumerate(res["summaries"]):
         exact = n_knots is None or (summary.exact and summary.vals.shape[0] <= n_knots)
@@ -474,7 +528,7 @@ def fit_dask(est, S, y, sample_weight=None):
         (counts,) = dask.compute(
             _tree_reduce(
                 [
-                    count(s, wb, i, M, knots_d, scale)
+                    count(s, wb, i, M, knots_d, scale, reverse)
                     for i, (s, wb) in enumerate(zip(S_blocks, w_blocks, strict=True))
                 ],
                 _sum_counts,
@@ -483,36 +537,7 @@ def fit_dask(est, S, y, sample_weight=None):
         for j, (lt, le) in counts.items():
             knots[j], values[j] = select_knots(pending[j], lt, le, res["weight"], n_knots)
             bound = max(bound, max_gap(values[j]))
-    ecdf = ECDFNormalizer.from_knots(knots, values)
-
-    est.classes_ = classes
-    est.n_features_in_ = M
-    if names is not None and all(isinstance(c, str) for c in names):
-        est.feature_names_in_ = np.asarray(names, dtype=object)
-    else:
-        est.__dict__.pop("feature_names_in_", None)
-    blocks = (S_blocks, y_blocks, w_blocks)
-    increasing, offsets = _directions(est, blocks, ecdf, knots, classes[1], scale)
-    if not increasing.all():  # the ECDF of offset - s, from that of s
-        for j in np.flatnonzero(~increasing):
-            knots[j] = offsets[j] - knots[j][::-1]
-            values[j] = 1.0 - values[j][::-1]
-        ecdf = ECDFNormalizer.from_knots(knots, values)
-    est.increasing_ = increasing
-    est.reversal_offset_ = offsets
-    positive = classes[1].item() if hasattr(classes[1], "item") else classes[1]
-    est.base_rate_ = float(labels[positive] / total_w)
-    est.ecdf_ = ecdf
-    est.ecdf_knots_ = n_knots
-    est.ecdf_error_bound_ = bound
-    model = _FeatureModel(est, scale)
-    if est.base is None:
-        _fit_rank_only(est, blocks, model, classes, n, M, B)
-        est.proba_bounds_ = est._rank_only_bounds(float(total_w))
-    else:
-        _fit_logistic(est, blocks, model, classes, n, M)
-        est.proba_bounds_ = np.array([0.0, 1.0])
-    return est
+    return res, knots, values, bound
 
 
 def _directions(est, blocks, ecdf, knots, positive, scale) -> tuple[np.ndarray, np.ndarray]:

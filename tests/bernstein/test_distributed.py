@@ -1,5 +1,7 @@
 """BernsteinFusion on dask collections, on a two-process LocalCluster."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -251,6 +253,30 @@ def test_sketched_default_model_on_dask_equals_in_memory(client, data):
     for j in range(2):
         np.testing.assert_array_equal(model.ecdf_.knots_[j], ref.ecdf_.knots_[j])
         np.testing.assert_array_equal(model.ecdf_.values_[j], ref.ecdf_.values_[j])
+    assert model.lam_ == ref.lam_
+    p = model.predict_proba(Sd).compute()
+    np.testing.assert_allclose(p, ref.predict_proba(S), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("how", ["auto", "given"])
+def test_reversed_column_on_dask_equals_in_memory(client, data, how):
+    # A column reversed by increasing="auto" (or given as False): both paths refit the sketch
+    # on the reversed scores. Mirroring the sketch of s instead gives other knots than the
+    # sketch of 1 - s (the candidates are the values of smallest hash), and on a flat CV
+    # curve another penalty.
+    S, y, _ = data
+    S = np.column_stack([S[:, 0], -S[:, 1]])  # the second score anti-aligned
+    Sd, yd = _dask(S, y)
+    params = {"ecdf_knots": 300, "increasing": "auto" if how == "auto" else [True, False]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the reversal's warning
+        model = BernsteinFusion(**params).fit(Sd, yd)
+        ref = BernsteinFusion(bins=auto_bins(2), **params).fit(S, y)
+    assert list(model.increasing_) == list(ref.increasing_) == [True, False]
+    for j in range(2):
+        np.testing.assert_array_equal(model.ecdf_.knots_[j], ref.ecdf_.knots_[j])
+        np.testing.assert_array_equal(model.ecdf_.values_[j], ref.ecdf_.values_[j])
+    assert model.ecdf_error_bound_ == ref.ecdf_error_bound_
     assert model.lam_ == ref.lam_
     p = model.predict_proba(Sd).compute()
     np.testing.assert_allclose(p, ref.predict_proba(S), rtol=0, atol=1e-9)
