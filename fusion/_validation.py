@@ -375,13 +375,19 @@ def anti_alignment_z(u: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     W = w.sum()
     if u.shape[0] < 3 or not W > 0:
         return 0.0
-    mu, my = np.dot(w, u) / W, np.dot(w, y) / W
+    unit = bool(np.all(w == 1.0))  # unweighted: dot products without the weights
+    y = np.asarray(y, dtype=float)
+    if unit:
+        mu, my = u.sum() / W, y.sum() / W
+    else:
+        mu, my = np.dot(w, u) / W, np.dot(w, y) / W
     du, dy = u - mu, y - my
-    su, sy = np.dot(w, du * du), np.dot(w, dy * dy)
+    wdu, wdy = (du, dy) if unit else (w * du, w * dy)
+    su, sy = np.dot(wdu, du), np.dot(wdy, dy)
     if not (su > 0 and sy > 0):
         return 0.0
-    r = float(np.dot(w, du * dy) / np.sqrt(su * sy))
-    n_eff = W * W / np.dot(w, w)
+    r = float(np.dot(wdu, dy) / np.sqrt(su * sy))
+    n_eff = W if unit else W * W / np.dot(w, w)
     return r * float(np.sqrt(max(n_eff - 1.0, 0.0)))
 
 

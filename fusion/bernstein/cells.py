@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._chunks import by_rows
 from .basis import structured_design
 from .logistic import Design
 
@@ -93,15 +94,18 @@ def _count_cuts(x: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
 def cell_index(U: np.ndarray, Z: np.ndarray, edges) -> tuple[np.ndarray, tuple[int, ...]]:
     """Flat cell index of every row, and the number of intervals per axis."""
     bins, z_lo, z_hi = edges
-    M = U.shape[1]
-    dims = (2 * bins - 1,) * M
-    idx = np.zeros(U.shape[0], dtype=np.int64)
-    for m in range(M):
-        k = _count_cuts(U[:, m], 0.0, 1.0, bins)
-        k += _count_cuts(Z[:, m], z_lo[m], z_hi[m], bins)
-        idx *= dims[m]
-        idx += k
-    return idx, dims
+    dims = (2 * bins - 1,) * U.shape[1]
+
+    def index(U, Z):
+        idx = np.zeros(U.shape[0], dtype=np.int64)
+        for m in range(U.shape[1]):
+            k = _count_cuts(U[:, m], 0.0, 1.0, bins)
+            k += _count_cuts(Z[:, m], z_lo[m], z_hi[m], bins)
+            idx *= dims[m]
+            idx += k
+        return idx
+
+    return by_rows(index, U, Z), dims
 
 
 #: Up to this many possible (cell, fold) keys the sums are dense bincounts (no sort).
@@ -213,12 +217,16 @@ def hash_folds(U: np.ndarray, y: np.ndarray, n_folds: int, seed: int) -> np.ndar
     sizes where cells are used (tens of thousands of rows and more) their class proportions
     differ by sampling noise only. Identical rows share a fold.
     """
-    with np.errstate(over="ignore"):
-        h = np.full(U.shape[0], np.uint64(seed) * _GOLDEN + _GOLDEN, dtype=np.uint64)
-        for col in (*U.T, y):
-            h ^= np.ascontiguousarray(col, dtype=np.float64).view(np.uint64)
-            h = _mix(h + _GOLDEN)
-    return (h % np.uint64(n_folds)).astype(np.int64)
+
+    def folds(U, y):
+        with np.errstate(over="ignore"):
+            h = np.full(U.shape[0], np.uint64(seed) * _GOLDEN + _GOLDEN, dtype=np.uint64)
+            for col in (*U.T, y):
+                h ^= np.ascontiguousarray(col, dtype=np.float64).view(np.uint64)
+                h = _mix(h + _GOLDEN)
+        return (h % np.uint64(n_folds)).astype(np.int64)
+
+    return by_rows(folds, U, y)
 
 
 def _design(U, Z, w, v, w2, degrees, components) -> Design:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._chunks import by_rows
 from ..ecdf import KnotLookup
 
 __all__ = [
@@ -144,13 +145,17 @@ def scores_scale(
     Equal to :func:`own_scale` at ``U = F(S)`` up to rounding: ``Q(F(s)) = s`` inside the
     knots (both maps are linear on the same segments) and the clip is the winsorization.
     """
-    Z = np.empty(S.shape)
-    for j, base in enumerate(bases):
-        z = transform_scores(np.clip(S[:, j], lo[j], hi[j]), base)
-        z -= shift[j]
-        z /= scale[j]
-        Z[:, j] = np.clip(z, -Z_CAP, Z_CAP)
-    return Z
+
+    def features(S):
+        Z = np.empty(S.shape)
+        for j, base in enumerate(bases):
+            z = transform_scores(np.clip(S[:, j], lo[j], hi[j]), base)
+            z -= shift[j]
+            z /= scale[j]
+            Z[:, j] = np.clip(z, -Z_CAP, Z_CAP)
+        return Z
+
+    return by_rows(features, S)
 
 
 def own_scale(
@@ -162,8 +167,12 @@ def own_scale(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The standardized features ``z`` of every column at normalized points ``U``, ``(n, M)``."""
-    Z = np.empty(U.shape) if out is None else out
-    for j, base in enumerate(bases):
-        z = (transform_scores(inverse.column(U[:, j], j), base) - shift[j]) / scale[j]
-        Z[:, j] = np.clip(z, -Z_CAP, Z_CAP)
-    return Z
+
+    def features(U):
+        Z = np.empty(U.shape)
+        for j, base in enumerate(bases):
+            z = (transform_scores(inverse.column(U[:, j], j), base) - shift[j]) / scale[j]
+            Z[:, j] = np.clip(z, -Z_CAP, Z_CAP)
+        return Z
+
+    return by_rows(features, U, out=out)

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._chunks import by_rows
 from .lookup import KnotLookup, interp_segments  # noqa: F401  (re-exported)
 from .midrank import mid_distribution
 
@@ -160,7 +161,10 @@ CANDIDATE_FACTOR = 16
 
 def _hash(values: np.ndarray) -> np.ndarray:
     """A 64-bit hash of every value (splitmix64 of its bits; -0.0 hashes as 0.0)."""
-    v = np.asarray(values)
+    return by_rows(_hash_block, np.asarray(values))
+
+
+def _hash_block(v: np.ndarray) -> np.ndarray:
     bits = (v + 0.0 if v.dtype.kind == "f" else v).astype(v.dtype).view(np.uint64)
     with np.errstate(over="ignore"):
         h = bits + np.uint64(0x9E3779B97F4A7C15)
@@ -249,21 +253,33 @@ def sketch_column(
     else:
         order = np.argsort(x, kind="stable")
         xs, ws = x[order], np.asarray(w, dtype=float)[order]
-    start = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))  # runs of equal values
-    end = np.append(start[1:], xs.shape[0])
-    if start.shape[0] <= n_knots:
-        if ws is None:
-            weight = (end - start).astype(float)
-        else:
-            weight = np.add.reduceat(ws, start)
-        return xs[start], mid_distribution(np.cumsum(weight) - weight, weight, weight.sum()), True
-    pick = _candidate_index(xs[start], CANDIDATE_FACTOR * n_knots)
+    new_run = xs[1:] != xs[:-1]
+    if xs.shape[0] > n_knots and new_run.all():
+        # no ties (continuous scores): every row is its own run, so the runs' arrays (three
+        # of n integers at 10^7 rows) are the identity and need not be built
+        start = end = None
+        distinct = xs
+    else:
+        start = np.flatnonzero(np.concatenate([[True], new_run]))  # runs of equal values
+        end = np.append(start[1:], xs.shape[0])
+        if start.shape[0] <= n_knots:
+            if ws is None:
+                weight = (end - start).astype(float)
+            else:
+                weight = np.add.reduceat(ws, start)
+            values = mid_distribution(np.cumsum(weight) - weight, weight, weight.sum())
+            return xs[start], values, True
+        distinct = xs[start]
+    pick = _candidate_index(distinct, CANDIDATE_FACTOR * n_knots)
     # with the minimum and the maximum (pick is increasing)
     if pick[0] > 0:
         pick = np.r_[0, pick]
-    if pick[-1] < start.shape[0] - 1:
-        pick = np.r_[pick, start.shape[0] - 1]
-    cand, lo, hi = xs[start[pick]], start[pick], end[pick]  # rows below / up to each
+    if pick[-1] < distinct.shape[0] - 1:
+        pick = np.r_[pick, distinct.shape[0] - 1]
+    if start is None:
+        cand, lo, hi = distinct[pick], pick, pick + 1  # rows below / up to each
+    else:
+        cand, lo, hi = xs[start[pick]], start[pick], end[pick]
     if ws is None:
         knots, values = select_knots(cand, lo, hi, xs.shape[0], n_knots)
         return knots, values, False

@@ -217,3 +217,15 @@ def test_knot_lookup_is_interp_segments_bit_for_bit(k, tail, seed, inverse):
     got = lookup(pts)
     np.testing.assert_array_equal(got[finite], expected[finite])
     assert np.isnan(got[~finite]).all()
+
+
+def test_knot_lookup_in_chunks_equals_one_pass():
+    from fusion._chunks import CHUNK
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_t(3, size=3 * CHUNK + 17)
+    knots, values, _ = sketch_column(x, 1000)
+    lookup = KnotLookup(knots, values)
+    x[::1000] = np.nan
+    got, whole = lookup(x), lookup._call(x)
+    np.testing.assert_array_equal(got, whole)
