@@ -119,15 +119,17 @@ class QPSolver:
             return np.asarray(result.x, dtype=float), status
         self._fail(status, result)
 
-    def _run(self, P: sp.csc_matrix, q: np.ndarray):
-        """OSQP's result for this ``P`` and ``q`` (set up on the first call, updated after)."""
+    def _run(self, P: sp.csc_matrix, q: np.ndarray, **bounds):
+        """OSQP's result for this ``P`` and ``q`` (set up on the first call, updated after,
+        with new bounds ``l``, ``u`` in the same update when given). ``P`` may be any object
+        with the CSC ``data`` of the first call's sparsity pattern and a ``tocsc()``."""
         import osqp
 
         if self._solver is None:
             self._solver = osqp.OSQP()
-            self._solver.setup(P, q, self.A, self.lower, self.upper, **self.settings)
+            self._solver.setup(P.tocsc(), q, self.A, self.lower, self.upper, **self.settings)
         else:
-            self._solver.update(Px=P.data, q=q)
+            self._solver.update(Px=P.data, q=q, **bounds)
         result = self._solver.solve(raise_error=False)
         self.last_iterations = int(result.info.iter)
         return result

@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from .._solver import SolverError, SolverWarning
-from .qp import StepQPSolver, _dense_upper_csc, monotone_constraints
+from .qp import DenseUpper, StepQPSolver, monotone_constraints
 
 __all__ = [
     "RIDGE",
@@ -356,16 +356,14 @@ def newton(
         # A tiny damping keeps the step's QP bounded where the data leave the Hessian
         # singular (separated classes: p (1 - p) underflows); it changes the step, not the
         # objective, so the limit is the same.
-        H[np.diag_indices_from(H)] += DAMPING * (1.0 + np.trace(H) / H.shape[0])
+        H.flat[:: H.shape[0] + 1] += DAMPING * (1.0 + np.trace(H) / H.shape[0])
         Ax = A @ x
         # The objective is a mean (Hessian entries of order 1e-3 to 1e-1): rescaled so that
         # its largest curvature is 1, OSQP's absolute tolerances and infeasibility tests
         # (which otherwise mistake a curvature of 1e-5 for none: "dual infeasible") work on
         # the scale they assume. The step is the same.
         scale = 1.0 / np.max(np.diag(H))
-        d, step_status = solver.solve(
-            _dense_upper_csc(H * scale), grad * scale, lower - Ax, upper - Ax
-        )
+        d, step_status = solver.solve(DenseUpper(H * scale), grad * scale, lower - Ax, upper - Ax)
         qp_iter += solver.last_iterations
         d = project(x + d, layout, flat) - x
         gd = float(grad @ d)
