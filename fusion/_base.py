@@ -552,9 +552,12 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} produced non-finite probabilities at normalized "
                 f"points {U[~np.isfinite(p)][:3].tolist()}; please report this."
             )
-        # a model saved before proba_bounds_ existed has none: it predicts as saved
+        return np.clip(p, *self._proba_bounds())
+
+    def _proba_bounds(self) -> tuple[float, float]:
+        """``proba_bounds_``; a model saved before it existed has none and predicts as saved."""
         low, high = self.__dict__.get("proba_bounds_", (0.0, 1.0))
-        return np.clip(p, low, high)
+        return low, high
 
     def _positive_proba(self, S) -> np.ndarray:
         """``P(Y = classes_[1])`` for raw scores (missing scores integrated out)."""

@@ -90,7 +90,8 @@ class QPSolver:
         self.last_iterations = 0
 
     def solve(self, P: sp.csc_matrix, q: np.ndarray) -> tuple[np.ndarray, str]:
-        """Solve with this ``P`` (upper triangle, CSC) and ``q``.
+        """Solve with this ``P`` (upper triangle, CSC, or any object with the CSC ``data``
+        of the first call's pattern and a ``tocsc()``) and ``q``.
 
         Returns
         -------

@@ -83,6 +83,11 @@ def inverse_ecdf(ecdf: ECDFNormalizer, U: np.ndarray) -> np.ndarray:
     return np.column_stack([np.interp(U[:, j], v, k) for j, (k, v) in enumerate(columns)])
 
 
+def _unclipped(self, S, U, w) -> np.ndarray:
+    """A peer predicts as its users fit it: no ``proba_bounds_`` clipping."""
+    return np.array([0.0, 1.0])
+
+
 class LogisticStacking(FusionEstimator):
     """Logistic regression on the scores (stacking), L2 penalty, ``C`` by CV.
 
@@ -115,8 +120,7 @@ class LogisticStacking(FusionEstimator):
         ``scale="u"``).
     """
 
-    def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
-        return np.array([0.0, 1.0])  # a peer predicts as its users fit it: unclipped
+    _fit_proba_bounds = _unclipped
 
     #: As its users fit it: the scores as given (the base's default would reverse an
     #: anti-aligned score first).
@@ -185,8 +189,7 @@ class IsotonicMean(FusionEstimator):
         Knots of the fitted function on the mean normalized score.
     """
 
-    def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
-        return np.array([0.0, 1.0])  # a peer predicts as its users fit it: unclipped
+    _fit_proba_bounds = _unclipped
 
     #: As its users fit it: the scores as given (the base's default would reverse an
     #: anti-aligned score first).
@@ -233,8 +236,7 @@ class MonotoneLightGBM(FusionEstimator):
         from it for prediction).
     """
 
-    def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
-        return np.array([0.0, 1.0])  # a peer predicts as its users fit it: unclipped
+    _fit_proba_bounds = _unclipped
 
     #: As its users fit it: the scores as given (the base's default would reverse an
     #: anti-aligned score first).

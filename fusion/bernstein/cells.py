@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._chunks import by_rows
+from ..ecdf.sketch import GOLDEN, mix64
 from .basis import structured_design
 from .logistic import Design
 
@@ -192,21 +193,6 @@ def block_sums(
     return CellSums(keys, W[keep], V, W2, SU, SZ)
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-def _mix(h: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer (wrapping uint64 arithmetic), in place."""
-    h ^= h >> np.uint64(30)
-    h *= _MIX1
-    h ^= h >> np.uint64(27)
-    h *= _MIX2
-    h ^= h >> np.uint64(31)
-    return h
-
-
 def hash_folds(U: np.ndarray, y: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
     """Cross-validation fold of every row from a seeded hash of its normalized scores and
     label.
@@ -220,10 +206,10 @@ def hash_folds(U: np.ndarray, y: np.ndarray, n_folds: int, seed: int) -> np.ndar
 
     def folds(U, y):
         with np.errstate(over="ignore"):
-            h = np.full(U.shape[0], np.uint64(seed) * _GOLDEN + _GOLDEN, dtype=np.uint64)
+            h = np.full(U.shape[0], np.uint64(seed) * GOLDEN + GOLDEN, dtype=np.uint64)
             for col in (*U.T, y):
                 h ^= np.ascontiguousarray(col, dtype=np.float64).view(np.uint64)
-                h = _mix(h + _GOLDEN)
+                h = mix64(h + GOLDEN)
         return (h % np.uint64(n_folds)).astype(np.int64)
 
     return by_rows(folds, U, y)

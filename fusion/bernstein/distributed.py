@@ -489,10 +489,9 @@ def fit_dask(est, S, y, sample_weight=None):
     model = _FeatureModel(est, scale)
     if est.base is None:
         _fit_rank_only(est, blocks, model, classes, n, M, B)
-        est.proba_bounds_ = est._rank_only_bounds(float(total_w))
     else:
         _fit_logistic(est, blocks, model, classes, n, M)
-        est.proba_bounds_ = np.array([0.0, 1.0])
+    est.proba_bounds_ = est._bounds_for(float(total_w))
     return est
 
 

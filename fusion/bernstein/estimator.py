@@ -455,20 +455,21 @@ class BernsteinFusion(FusionEstimator):
         return params
 
     def _fit_proba_bounds(self, S, U, w) -> np.ndarray:
-        if self.base is not None:
-            return np.array([0.0, 1.0])  # the capped linear predictor keeps it inside (0, 1)
-        return self._rank_only_bounds(float(w.sum()))
+        return self._bounds_for(float(w.sum()))
 
-    def _rank_only_bounds(self, n: float) -> np.ndarray:
-        """``proba_bounds_`` of the rank-only model fitted on ``n`` rows (canonical weight).
+    def _bounds_for(self, n: float) -> np.ndarray:
+        """``proba_bounds_`` of a model fitted on ``n`` rows (canonical weight), from the fit
+        alone, so that a dask fit gets the same bounds without another pass over the rows.
 
-        The coefficients lie in ``[0, 1]``, so the polynomial reaches 0 or 1 where a corner
-        coefficient does. It is non-decreasing, so over the training rows it is smallest at
-        the corner of the smallest normalized values: the bound is the add-half estimate
-        ``0.5 / (n + 1)`` (:func:`fusion._base.proba_bounds` without rows at 0), capped at the
-        polynomial's value at that corner when positive. Computed from the fit alone, so a
-        dask fit gets the same bounds without another pass over the rows.
+        The default model: ``[0, 1]`` (its capped linear predictor stays inside (0, 1)). The
+        rank-only model's coefficients lie in ``[0, 1]``, so its polynomial reaches 0 or 1
+        where a corner coefficient does. It is non-decreasing, so over the training rows it
+        is smallest at the corner of the smallest normalized values: the bound is the
+        add-half estimate ``0.5 / (n + 1)`` (:func:`fusion._base.proba_bounds` without rows
+        at 0), capped at the polynomial's value at that corner when positive.
         """
+        if self.base is not None:
+            return np.array([0.0, 1.0])
         values = self.ecdf_.values_
         corners = np.array([[v[0] for v in values], [v[-1] for v in values]], dtype=float)
         lo, hi = np.clip(self._calibrate(corners), 0.0, 1.0)
@@ -1028,8 +1029,7 @@ class BernsteinFusion(FusionEstimator):
         self._check_fitted_arrays(U.shape[1])
         proba = np.empty((U.shape[0], 2))
         if self.base_ is None:
-            low, high = self.__dict__.get("proba_bounds_", (0.0, 1.0))
-            np.clip(self._polynomial(self.coef_, U), low, high, out=proba[:, 1])
+            np.clip(self._polynomial(self.coef_, U), *self._proba_bounds(), out=proba[:, 1])
             np.subtract(1.0, proba[:, 1], out=proba[:, 0])
         else:
             eta = self._logistic_eta(U, S)

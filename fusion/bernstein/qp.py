@@ -123,20 +123,15 @@ def _upper_pattern(P: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows[order], cols[order], indptr
 
 
-def _dense_upper_csc(G: np.ndarray) -> sp.csc_matrix:
-    """Upper triangle of a dense matrix as CSC with every position stored (zeros included).
-
-    A fixed sparsity pattern lets :class:`QPSolver` update ``P`` in place across folds.
-    """
-    rows, cols, indptr = _upper_pattern(G.shape[0])
-    return sp.csc_matrix((G[rows, cols], rows, indptr), shape=G.shape)
-
-
 class DenseUpper:
-    """The upper triangle of a dense symmetric matrix in the fixed pattern of
-    :func:`_dense_upper_csc`: its CSC ``data``, and the matrix itself only when OSQP is set
-    up (a Newton path updates ``P`` hundreds of times; building a SciPy matrix each time cost
-    about a tenth of a cross-validation path on 2,800 cells)."""
+    """The upper triangle of a dense symmetric matrix, every position stored (zeros
+    included), as :class:`QPSolver` takes ``P``: its CSC ``data``, and the SciPy matrix only
+    for OSQP's setup (:meth:`tocsc`).
+
+    The fixed sparsity pattern lets the solver update ``P`` in place across folds and Newton
+    steps; a Newton path updates it hundreds of times, and building a SciPy matrix each time
+    cost about a tenth of a cross-validation path on 2,800 cells.
+    """
 
     __slots__ = ("data", "n")
 
@@ -164,7 +159,7 @@ class MonotoneQP:
     def solve(self, stats: LeastSquaresStats) -> tuple[np.ndarray, str]:
         """Coefficient tensor (exactly feasible, see :func:`project_monotone`) and status."""
         scale = 1.0 / stats.sw
-        x, status = self._qp.solve(_dense_upper_csc(stats.G * scale), -stats.b * scale)
+        x, status = self._qp.solve(DenseUpper(stats.G * scale), -stats.b * scale)
         return project_monotone(x.reshape(self.shape)), status
 
     @property
@@ -294,7 +289,7 @@ class StructuredQP:
 
     def solve(self, stats: LeastSquaresStats) -> tuple[np.ndarray, str]:
         scale = 1.0 / stats.sw
-        x, status = self._qp.solve(_dense_upper_csc(stats.G * scale), -stats.b * scale)
+        x, status = self._qp.solve(DenseUpper(stats.G * scale), -stats.b * scale)
         return project_structured(x, self.shapes), status
 
     @property

@@ -60,6 +60,8 @@ __all__ = [
     "knot_candidates",
     "select_knots",
     "CANDIDATE_FACTOR",
+    "GOLDEN",
+    "mix64",
     "counts_at_knots",
     "mid_values",
     "sketch_column",
@@ -159,6 +161,25 @@ def merge_summaries(summaries: list[Summary], size: int | None) -> Summary:
 CANDIDATE_FACTOR = 16
 
 
+#: splitmix64's increment and the multipliers of its output function.
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def mix64(h: np.ndarray) -> np.ndarray:
+    """splitmix64's output function of ``uint64`` values (wrapping arithmetic), in place.
+
+    Also the hashed folds of :func:`fusion.bernstein.cells.hash_folds`."""
+    with np.errstate(over="ignore"):
+        h ^= h >> np.uint64(30)
+        h *= _MIX1
+        h ^= h >> np.uint64(27)
+        h *= _MIX2
+        h ^= h >> np.uint64(31)
+    return h
+
+
 def _hash(values: np.ndarray) -> np.ndarray:
     """A 64-bit hash of every value (splitmix64 of its bits; -0.0 hashes as 0.0)."""
     return by_rows(_hash_block, np.asarray(values))
@@ -167,10 +188,8 @@ def _hash(values: np.ndarray) -> np.ndarray:
 def _hash_block(v: np.ndarray) -> np.ndarray:
     bits = (v + 0.0 if v.dtype.kind == "f" else v).astype(v.dtype).view(np.uint64)
     with np.errstate(over="ignore"):
-        h = bits + np.uint64(0x9E3779B97F4A7C15)
-        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return h ^ (h >> np.uint64(31))
+        bits += GOLDEN  # a copy of the values (astype), so in place is safe
+    return mix64(bits)
 
 
 def hash_candidates(distinct: np.ndarray, n_cand: int) -> np.ndarray:
