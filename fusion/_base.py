@@ -199,6 +199,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         "coupling_slope_",
         "coupling_intercept_",
         "coupling_penalty_",
+        "multiclass_",
         "proba_bounds_",
     )
 
@@ -235,7 +236,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         return proba_bounds(p, w)
 
     # -- fitting -----------------------------------------------------------------------------
-    def fit(self, S, y, sample_weight=None):
+    def fit(self, S, y, sample_weight=None, *, classes=None):
         """Fit the calibrating function on training scores.
 
         Parameters
@@ -246,11 +247,17 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
             labels (as scikit-learn's ``predict_proba`` gives them), for the methods that
             support it (see :mod:`fusion._multiclass`).
         y : array-like of shape (n,)
-            Labels: any two values (the second in sorted order is positive), or ``C`` values
-            for multi-class scores.
+            Labels: any two values (the second in sorted order is positive), or up to ``C``
+            values for multi-class scores.
         sample_weight : array-like of shape (n,), optional
             Non-negative row weights. Scaling them changes nothing; a zero weight is the same
             as leaving the row out.
+        classes : array-like, optional
+            Every label, as scikit-learn's ``partial_fit`` takes them: needed for multi-class
+            scores when some class does not occur in ``y`` (then only the methods that share
+            their fit across classes can fit it, see :class:`~fusion.BernsteinFusion`).
+            Integer labels ``0 .. C - 1`` need no ``classes``. For binary scores it must
+            hold the two labels of ``y``.
 
         Returns
         -------
@@ -259,9 +266,11 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         work = self._blank()
         S3 = multiclass_scores(S)
         if S3 is None:
+            if classes is not None:
+                _check_binary_classes(classes, y)
             work._fit(S, y, sample_weight)
         else:
-            work._fit_multiclass(S3, y, sample_weight)
+            work._fit_multiclass(S3, y, sample_weight, classes)
         self._adopt(work)
         return self
 
@@ -339,9 +348,21 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
             self.__dict__.pop("_kept_rows", None)
             del self._weight_unit
 
-    def _fit_multiclass(self, S: np.ndarray, y, sample_weight) -> None:
+    def _fit_multiclass(self, S: np.ndarray, y, sample_weight, classes=None) -> None:
         """One binary fusion per class on the class's scores, coupled by a softmax."""
         self._validate_params()
+        self._check_multiclass_support()
+        n, M, C = S.shape
+        if C == 2 and classes is None:  # two classes: the binary fusion of the second's scores
+            self._fit(S[:, :, 1], y, sample_weight)
+            return
+        classes, index = check_multiclass_targets(y, n, C, classes)
+        if C == 2:
+            self._fit(S[:, :, 1], classes[index], sample_weight)
+            return
+        self._fit_per_class(S, classes, index, sample_weight)
+
+    def _check_multiclass_support(self) -> None:
         if not self._supports_multiclass:
             supported = sorted(  # concrete estimators: shared bases have subclasses
                 c.__name__
@@ -353,11 +374,18 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 f"are supported by {', '.join(supported)} (fusion.fit(S, y) uses the default "
                 "method, BernsteinFusion)."
             )
+
+    def _fit_per_class(self, S: np.ndarray, classes, index, sample_weight) -> None:
+        """One binary fusion per class on the class's scores, coupled by a softmax."""
         n, M, C = S.shape
-        if C == 2:  # two classes: the binary fusion of the second class's scores
-            self._fit(S[:, :, 1], y, sample_weight)
-            return
-        classes, index = check_multiclass_targets(y, n, C)
+        unseen = np.setdiff1d(np.arange(C), index)
+        if unseen.size:
+            raise ValueError(
+                f"classes {classes[unseen][:10].tolist()} do not occur in the fusion sample: "
+                f"{type(self).__name__} fits one fusion per class, which needs every class. "
+                "BernsteinFusion's class-shared model (multiclass='shared') fits classes "
+                "without rows."
+            )
         w = check_sample_weight(sample_weight, n)
         params = self.get_params(deep=False)
         estimators, P = [], np.empty((n, C))
@@ -379,6 +407,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.n_classes_ = C
         self.n_features_in_ = M
+        self.multiclass_ = "per-class"
 
     def _refit_params(self) -> dict | None:
         """Parameters that refit this fitted model's choices (penalty, degree, directions)
@@ -519,16 +548,13 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                     f"normalized points of a multi-class model must have shape (n, "
                     f"{self.n_features_in_}, {self.n_classes_}), got {U.shape}."
                 )
-            P = np.column_stack(
-                [e.calibrating_function(U[:, :, k]) for k, e in enumerate(self.estimators_)]
-            )
-            return couple(P, self.coupling_slope_, self.coupling_intercept_)
+            return self._class_distribution_normalized(U)
         check_is_fitted(self, "ecdf_")
         U = check_normalized_points(U, self.n_features_in_)
         return self._checked(self._calibrate(U), U)
 
     def _is_multiclass(self) -> bool:
-        return "estimators_" in self.__dict__
+        return "n_classes_" in self.__dict__
 
     def _multiclass_proba(self, S) -> np.ndarray:
         S3 = multiclass_scores(S)
@@ -539,8 +565,18 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 f"{self.n_features_in_} arrays of shape (n, {self.n_classes_})), got "
                 f"{np.shape(S) if S3 is None else S3.shape}."
             )
+        return self._class_distribution(S3)
+
+    def _class_distribution(self, S: np.ndarray) -> np.ndarray:
+        """The fused class distribution (n, C) of multi-class scores (n, M, C): the
+        one-vs-rest fusions coupled by the softmax."""
+        P = np.column_stack([e._positive_proba(S[:, :, k]) for k, e in enumerate(self.estimators_)])
+        return couple(P, self.coupling_slope_, self.coupling_intercept_)
+
+    def _class_distribution_normalized(self, U: np.ndarray) -> np.ndarray:
+        """:meth:`_class_distribution` at normalized points (n, M, C)."""
         P = np.column_stack(
-            [e._positive_proba(S3[:, :, k]) for k, e in enumerate(self.estimators_)]
+            [e.calibrating_function(U[:, :, k]) for k, e in enumerate(self.estimators_)]
         )
         return couple(P, self.coupling_slope_, self.coupling_intercept_)
 
@@ -728,6 +764,17 @@ def proba_bounds(p: np.ndarray, w: np.ndarray) -> np.ndarray:
     if inside.size:
         low, high = min(low, float(inside.min())), max(high, float(inside.max()))
     return np.array([low, high])
+
+
+def _check_binary_classes(classes, y) -> None:
+    """``classes`` given with binary scores must be the two labels of ``y``."""
+    labels = np.unique(np.asarray(classes))
+    seen = np.unique(np.asarray(y))
+    if labels.shape[0] != 2 or seen.shape != labels.shape or not np.all(seen == labels):
+        raise ValueError(
+            f"classes={labels.tolist()[:10]} does not match the labels of y "
+            f"{seen.tolist()[:10]}: a binary fit needs both of its two classes in y."
+        )
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -56,7 +56,9 @@ def multiclass_scores(S) -> np.ndarray | None:
     """``S`` as an ``(n, M, C)`` float array if it is multi-class input, else None.
 
     Multi-class input is a 3-D array ``(n, M, C)`` or a list/tuple of ``M`` 2-D arrays of
-    shape ``(n, C)`` (one per scorer). Raises a ValueError for malformed multi-class input.
+    shape ``(n, C)`` (one per scorer). A float32 or float64 array is returned as it is (no
+    copy); a list is stacked in its common float precision, integers become float64. Raises
+    a ValueError for malformed multi-class input.
     """
     if isinstance(S, (list, tuple)) and S and all(getattr(s, "ndim", 0) == 2 for s in S):
         shapes = [np.shape(s) for s in S]
@@ -71,7 +73,9 @@ def multiclass_scores(S) -> np.ndarray | None:
                 f"the scorers give different numbers of classes {classes}; every scorer must "
                 "give one score per class, in the same (sorted label) order."
             )
-        S = np.stack([np.asarray(s) for s in S], axis=1)
+        arrays = [np.asarray(s) for s in S]
+        _check_kind(arrays)
+        S = np.stack(arrays, axis=1)
     elif getattr(S, "ndim", None) == 3 or (
         not hasattr(S, "columns") and not isinstance(S, np.ndarray) and _ndim(S) == 3
     ):
@@ -89,7 +93,15 @@ def multiclass_scores(S) -> np.ndarray | None:
         )
     if n == 0 or M == 0:
         raise ValueError(f"multi-class scores of shape {S.shape} are empty.")
-    return S.astype(float)
+    if S.dtype not in (np.float32, np.float64):
+        S = S.astype(np.float64)
+    return S
+
+
+def _check_kind(arrays) -> None:
+    for a in arrays:
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"multi-class scores must be numeric, got dtype {a.dtype}.")
 
 
 def _ndim(S) -> int:
@@ -99,8 +111,16 @@ def _ndim(S) -> int:
         return -1
 
 
-def check_multiclass_targets(y, n: int, C: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(classes, index)``: the sorted labels and each row's class index; C must match."""
+def check_multiclass_targets(y, n: int, C: int, classes=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, index)``: the sorted labels of the ``C`` class columns and each row's
+    class index.
+
+    The columns follow the sorted labels, as scikit-learn's ``predict_proba`` gives them.
+    ``classes`` (as in scikit-learn's ``partial_fit``) lists every label, including those
+    absent from ``y``. Without it the labels are those of ``y``; when ``y`` holds fewer than
+    ``C`` of them and they are integers in ``0 .. C - 1``, the columns are taken to be the
+    classes ``0 .. C - 1`` (some unseen in the fusion sample).
+    """
     from sklearn.utils.validation import column_or_1d
 
     if y is None:
@@ -111,16 +131,47 @@ def check_multiclass_targets(y, n: int, C: int) -> tuple[np.ndarray, np.ndarray]
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity; labels must be class values.")
     try:
-        classes, index = np.unique(y, return_inverse=True)
+        seen, index = np.unique(y, return_inverse=True)
     except TypeError as err:
         raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
-    if classes.shape[0] != C:
-        raise ValueError(
-            f"y holds {classes.shape[0]} classes {classes[:10].tolist()} but every scorer gives "
-            f"{C} class scores (S has shape (n, M, {C})); the class columns must follow the "
-            "sorted labels of y, all of which must occur in the fusion sample."
-        )
-    return classes, index.reshape(-1)
+    index = index.reshape(-1)
+    if classes is not None:
+        try:
+            labels = np.unique(column_or_1d(np.asarray(classes)))
+        except TypeError as err:
+            raise ValueError(f"classes mixes label types that cannot be compared: {err}") from None
+        if labels.shape[0] != C:
+            raise ValueError(
+                f"classes holds {labels.shape[0]} distinct labels but every scorer gives {C} "
+                f"class scores (S has shape (n, M, {C})); pass one label per class column, "
+                "the columns following the labels' sorted order."
+            )
+        try:
+            pos = np.searchsorted(labels, seen)
+            ok = (pos < C) & (labels[np.minimum(pos, C - 1)] == seen)
+        except TypeError:
+            ok = np.zeros(seen.shape[0], dtype=bool)
+        if not ok.all():
+            raise ValueError(
+                f"y holds labels {seen[~ok][:10].tolist()} that are not in classes "
+                f"{labels[:10].tolist()}{' ...' if C > 10 else ''}."
+            )
+        return labels, pos[index]
+    if seen.shape[0] == C:
+        return seen, index
+    integral = y.dtype.kind in "iu" or (
+        y.dtype.kind == "f" and bool(np.all(seen == np.round(seen)))
+    )
+    if seen.shape[0] < C and integral and seen[0] >= 0 and seen[-1] <= C - 1:
+        labels = np.arange(C).astype(y.dtype)
+        return labels, seen.astype(np.int64)[index]
+    raise ValueError(
+        f"y holds {seen.shape[0]} classes {seen[:10].tolist()} but every scorer gives {C} "
+        f"class scores (S has shape (n, M, {C})). The class columns follow the sorted labels; "
+        "when some classes do not occur in the fusion sample, pass every label with "
+        "classes=[...] (as scikit-learn's partial_fit takes them), or use integer labels "
+        f"0 .. {C - 1} that number the columns."
+    )
 
 
 def _logits(P: np.ndarray) -> np.ndarray:

@@ -121,14 +121,18 @@ def test_multiclass_models_save_and_load_bit_for_bit(tmp_path):
     ("make_input", "match"),
     [
         (lambda S, y: (S[:, :, :1], y), r"C = 1 class column"),
-        (lambda S, y: (S, np.minimum(y, 2)), r"y holds 3 classes .* gives 4 class scores"),
+        (
+            lambda S, y: (S, np.array(["a", "b", "c", "d"])[np.minimum(y, 2)]),
+            r"y holds 3 classes .* gives 4 class scores.*classes=",
+        ),
+        (lambda S, y: (S, np.minimum(y, 2)), r"classes \[3\] do not occur in the fusion sample"),
         (lambda S, y: ([S[:, 0], S[:, 1, :3]], y), r"different numbers of classes \[4, 3\]"),
         (
             lambda S, y: (S[:, :, 0], y),
             r"pass each scorer's 4 class scores: S of shape \(n, M, 4\)",
         ),
     ],
-    ids=["one-class-column", "label-count", "ragged-classes", "two-dimensional"],
+    ids=["one-class-column", "label-count", "unseen-class", "ragged-classes", "two-dimensional"],
 )
 def test_bad_multiclass_input_is_a_clear_error(make_input, match):
     S, y, _ = simulate(200, seed=7)

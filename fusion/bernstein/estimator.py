@@ -15,9 +15,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import COMMON_PARAMETERS, SATURATED, SKETCH_KNOTS, FusionEstimator
 from .._lstsq import LeastSquaresStats, heldout_sse
+from .._multiclass import check_multiclass_targets
 from .._progress import Progress
 from .._solver import SolverWarning
-from .._validation import fold_ids
+from .._validation import canonical_weights, check_sample_weight, cv_splits, fold_ids
 from . import logistic
 from .basis import (
     STRUCTURES,
@@ -28,6 +29,7 @@ from .basis import (
 )
 from .cells import RowData, aggregate_cells, cell_edges, hash_folds, resolve_bins
 from .checks import as_degrees, fold_seed
+from .pairs import detect_scale, normalizer, row_folds
 from .qp import MonotoneQP, StructuredQP, accumulate_gram
 from .scale import (
     BASES,
@@ -38,6 +40,7 @@ from .scale import (
     scale_constants,
     scores_scale,
 )
+from .shared import fit_shared, shared_layout, shared_proba, shared_proba_normalized
 
 __all__ = [
     "BernsteinFusion",
@@ -235,6 +238,21 @@ class BernsteinFusion(FusionEstimator):
         ``lam_ * BOOTSTRAP_LAM_FACTOR`` (0.1), undersmoothed so that the intervals are not
         dominated by the penalty's bias), kept in ``bootstrap_coef_`` for
         :meth:`predict_interval`. 0: none. In memory only (not for dask input).
+    multiclass : {"auto", "shared", "per-class"}, default="auto"
+        The model for multi-class scores ``(n, M, C)``. ``"shared"``: one monotone fusion
+        shared by every class (:mod:`fusion.bernstein.multinomial`): for row ``i`` and class
+        ``k``, ``eta_ik = sum_m c_m z_imk + sum_m g_m(u_imk)`` and the class distribution
+        ``softmax(eta_i)``, with ``z_imk`` scorer ``m``'s log-probability of class ``k``
+        (``base`` says whether the scores are probabilities or logits), ``u_imk`` its
+        normalized value, ``c_m >= 0`` and every ``g_m`` a monotone Bernstein polynomial
+        penalized by ``lam`` (chosen by cross-validation, one-standard-error rule toward
+        ``g = 0``); its parameters do not grow with ``C``, it nests temperature scaling of
+        the averaged log-probabilities, classes absent from the fusion sample get
+        probabilities too (``classes=``), and its cost grows as ``n C``. ``"per-class"``: one
+        binary fusion per class on that class's scores, coupled by a softmax
+        (:mod:`fusion._multiclass`); it needs every class in the sample. ``"auto"``: the
+        shared model (the rank-only model, ``base=None``, and ``missing="marginal"`` with
+        missing scores are per-class).
     increasing, missing, ecdf_knots, random_state, verbose
         Shared by every estimator; see :class:`~fusion.FusionEstimator`. ``random_state``
         seeds the folds of an int ``cv`` (the default 0 makes fits reproducible);
@@ -354,6 +372,7 @@ class BernsteinFusion(FusionEstimator):
         "lam_",
         "n_cells_",
         "bootstrap_coef_",
+        "logp_floor_",
     )
     _parameter_constraints = {
         "base": [StrOptions(set(BASES)), None],
@@ -373,6 +392,7 @@ class BernsteinFusion(FusionEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_coefficients": [Interval(Integral, 1, None, closed="left")],
         "n_bootstrap": [Interval(Integral, 0, None, closed="left")],
+        "multiclass": [StrOptions({"auto", "shared", "per-class"})],
         **COMMON_PARAMETERS,
     }
 
@@ -390,6 +410,7 @@ class BernsteinFusion(FusionEstimator):
     max_iter: int = 20_000
     max_coefficients: int = 4096
     n_bootstrap: int = 0
+    multiclass: str = "auto"
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, S, y, sample_weight=None):
@@ -997,6 +1018,199 @@ class BernsteinFusion(FusionEstimator):
                 stacklevel=5,
             )
         return best, results[best][1]
+
+    # -- multi-class --------------------------------------------------------------------------
+    def _fit_multiclass(self, S, y, sample_weight, classes=None) -> None:
+        self._validate_params()
+        n, M, C = S.shape
+        if C == 2:
+            super()._fit_multiclass(S, y, sample_weight, classes)
+            return
+        labels, index = check_multiclass_targets(y, n, C, classes)
+        if self._multiclass_model(S) == "per-class":
+            self._fit_per_class(S, labels, index, sample_weight)
+        else:
+            self._fit_shared(S, labels, index, sample_weight)
+
+    def _multiclass_model(self, S: np.ndarray) -> str:
+        """``"shared"`` or ``"per-class"`` (see ``multiclass``)."""
+        if self.multiclass == "shared" and self.base is None:
+            raise ValueError(
+                "the class-shared multi-class model is a model on the scores' own scale; the "
+                "rank-only model (base=None) fits multi-class scores per class: pass "
+                "multiclass='per-class' (or 'auto'), or a base."
+            )
+        if self.multiclass != "auto":
+            return self.multiclass
+        if self.base is None or (self.missing == "marginal" and np.isnan(S).any()):
+            return "per-class"
+        return "shared"
+
+    def _fit_shared(self, S: np.ndarray, classes, index, sample_weight) -> None:
+        """The class-shared model (:mod:`fusion.bernstein.multinomial`)."""
+        n, M, C = S.shape
+        finite = np.isfinite(S)
+        if not finite.all():
+            i, m, k = (int(v[0]) for v in np.nonzero(~finite))
+            raise ValueError(
+                f"S[{i}, {m}, {k}] is {S[i, m, k]}: the class-shared model needs finite "
+                "scores (probabilities or logits). For missing scores use "
+                "missing='marginal' with multiclass='per-class'."
+            )
+        del finite
+        w = check_sample_weight(sample_weight, n)
+        kept = w > 0
+        if not kept.all():
+            S, index, w = S[kept], index[kept], w[kept]
+        if sample_weight is not None:
+            w = canonical_weights(w)
+        if S.shape[0] < 2:
+            raise ValueError(
+                f"at least 2 training rows with positive sample_weight are needed, got "
+                f"{S.shape[0]}."
+            )
+        n = S.shape[0]
+        scales = [detect_scale(S[:, m, :], self.base) for m in range(M)]
+        degree = self._shared_degree(M, n)
+        lams = self._lam_candidates(n)
+        fold, n_folds = (None, 0)
+        if len(lams) > 1:
+            fold, n_folds = self._shared_folds(S, index, kept)
+        progress = Progress(
+            (len(lams) if len(lams) > 1 else 0) + 1, desc=type(self).__name__, enabled=self.verbose
+        )
+        fit = fit_shared(
+            S, index, w / w.mean(), scales, degree, lams, fold, n_folds,
+            self._osqp_settings(), float(w.sum()), progress,
+        )  # fmt: skip
+        progress.close()
+        layout = shared_layout(M, degree)
+        c, parts = layout.split(fit.x)
+        self.classes_ = classes
+        self.n_classes_ = C
+        self.n_features_in_ = M
+        self.multiclass_ = "shared"
+        self.base_ = tuple("logit" if v == "probability" else "identity" for v in fit.scales)
+        self.base_coef_ = np.array(c, dtype=float)
+        self.coef_ = np.concatenate([np.ravel(p) for p in parts])
+        self.components_ = tuple((m,) for m in range(M))
+        self.degree_ = (int(degree),) * M
+        self.lam_ = float(fit.lam)
+        if fit.cv_scores is not None:
+            key = ("additive", self.degree_)
+            self.cv_scores_ = {(*key, lam): v for lam, v in fit.cv_scores.items()}
+            self.cv_se_ = {(*key, lam): v for lam, v in fit.cv_se.items()}
+        self.ecdf_ = normalizer(fit.axes)
+        self.ecdf_knots_ = max(len(a.knots) for a in fit.axes)
+        self.ecdf_error_bound_ = float(max(np.max(np.diff(a.values)) for a in fit.axes))
+        self.logp_floor_ = np.array([a.floor for a in fit.axes])
+        self.increasing_ = np.ones(M, dtype=bool)
+        self.reversal_offset_ = np.zeros(M)
+        self.base_shift_ = self.base_scale_ = None
+        self.n_cells_ = None
+        self.bootstrap_coef_ = None
+        self.solver_status_ = fit.status
+        self.n_iter_ = int(fit.n_iter)
+        self.proba_bounds_ = np.array([0.0, 1.0])
+
+    def _shared_degree(self, M: int, n: int) -> int:
+        if self.degree == "auto":
+            return auto_degree(M, n, "additive")
+        if isinstance(self.degree, str):  # "cv"
+            raise ValueError(
+                "degree='cv' is not available for the class-shared multi-class model: pass an "
+                "int or 'auto' (the penalty lam, chosen by cross-validation, sets the "
+                "smoothness)."
+            )
+        degrees = as_degrees(self.degree, M, "degree")
+        if len(set(degrees)) != 1:
+            raise ValueError(
+                f"the class-shared multi-class model takes one degree for every scorer, got "
+                f"{degrees}."
+            )
+        return degrees[0]
+
+    def _shared_folds(self, S, index, kept) -> tuple[np.ndarray, int]:
+        """Test fold of every row (-1: in none) for the class-shared model's CV: by the
+        row's content for an int ``cv`` (as a dask fit would assign them), else from the
+        given splits, whose test sets must not overlap."""
+        if isinstance(self.cv, Integral) and not isinstance(self.cv, bool):
+            if S.shape[0] < self.cv:
+                raise ValueError(
+                    f"cv={self.cv} folds need at least {self.cv} rows, got {S.shape[0]}."
+                )
+            return row_folds(S, index, int(self.cv), fold_seed(self)), int(self.cv)
+        splits = cv_splits(self.cv, index, self.random_state, kept=kept)
+        fold = np.full(S.shape[0], -1, dtype=np.int64)
+        for f, (train, test) in enumerate(splits):
+            if np.any(fold[test] >= 0) or train.shape[0] + test.shape[0] != S.shape[0]:
+                raise ValueError(
+                    "the class-shared multi-class model needs cross-validation splits whose "
+                    "test sets do not overlap and whose training sets are the other rows "
+                    "(K-fold); pass such a cv or an int."
+                )
+            fold[test] = f
+        return fold, len(splits)
+
+    def _shared_lookups(self):
+        cache = self.__dict__.get("_shared_cache")
+        if cache is None or cache[0] is not self.ecdf_:
+            lookups = self.ecdf_._lookups()
+            coefs = np.split(self.coef_, len(self.degree_))
+            cache = self._shared_cache = (self.ecdf_, lookups, coefs)
+        return cache[1], cache[2]
+
+    def _class_distribution(self, S: np.ndarray) -> np.ndarray:
+        if self.__dict__.get("multiclass_", "per-class") != "shared":
+            return super()._class_distribution(S)
+        self._check_shared_state()
+        lookups, coefs = self._shared_lookups()
+        scales = ["probability" if b == "logit" else "logit" for b in self.base_]
+        return shared_proba(S, scales, self.logp_floor_, lookups, self.base_coef_, coefs)
+
+    def _class_distribution_normalized(self, U: np.ndarray) -> np.ndarray:
+        if self.__dict__.get("multiclass_", "per-class") != "shared":
+            return super()._class_distribution_normalized(U)
+        self._check_shared_state()
+        _, coefs = self._shared_lookups()
+        inverse = InverseECDF(self.ecdf_.knots_, self.ecdf_.values_)
+        Z = np.empty_like(U)
+        for m in range(U.shape[1]):
+            Z[:, m] = inverse.column(np.clip(U[:, m], 0.0, 1.0).ravel(), m).reshape(U[:, m].shape)
+        return shared_proba_normalized(Z, U, self.base_coef_, coefs)
+
+    def _check_shared_state(self) -> None:
+        """Refuse a class-shared model whose fitted arrays do not fit together."""
+        M = self.n_features_in_
+        K = self.degree_[0] if self.degree_ else -1
+        problems = []
+        if len(self.degree_) != M or len(set(self.degree_)) != 1 or K < 0:
+            problems.append(f"degree_ must hold one degree for each of the {M} scorers")
+        coef, c = self.coef_, self.base_coef_
+        if not (
+            isinstance(coef, np.ndarray)
+            and coef.dtype == np.float64
+            and coef.shape == (M * (K + 1),)
+        ):
+            problems.append(f"coef_ must be a float64 array of shape ({M * (K + 1)},)")
+        if not (
+            isinstance(c, np.ndarray)
+            and c.dtype == np.float64
+            and c.shape == (M,)
+            and np.all(c >= 0)
+        ):
+            problems.append(f"base_coef_ must be {M} floats >= 0")
+        floor = self.logp_floor_
+        if not (
+            isinstance(floor, np.ndarray) and floor.shape == (M,) and np.all(np.isfinite(floor))
+        ):
+            problems.append(f"logp_floor_ must be {M} finite floats")
+        if len(self.base_) != M or any(b not in ("logit", "identity") for b in self.base_):
+            problems.append(f"base_ must hold {M} of 'logit'/'identity'")
+        if problems:
+            raise ValueError(
+                "BernsteinFusion's fitted state is inconsistent: " + "; ".join(problems) + "."
+            )
 
     # -- prediction --------------------------------------------------------------------------
     def predict_proba(self, S):

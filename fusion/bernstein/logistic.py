@@ -125,10 +125,16 @@ class Design:
 @dataclass(frozen=True)
 class Layout:
     """Layout of ``x = (c, theta)``: ``n_linear`` coefficients, then the components' tensors
-    (flattened in C order, one after the other)."""
+    (flattened in C order, one after the other).
+
+    ``free_constant``: the first component's 0-corner coefficient is free (it carries the
+    model's constant, as in the binary model); False pins every component's 0-corner at 0
+    (a softmax ignores a constant shared by all classes: the class-shared multi-class model).
+    """
 
     n_linear: int
     shapes: tuple[tuple[int, ...], ...]
+    free_constant: bool = True
 
     @property
     def sizes(self) -> list[int]:
@@ -186,7 +192,7 @@ def constraints(layout: Layout) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray, 
     offsets = np.cumsum([0, *layout.sizes])
     P = int(offsets[-1])
     D = _diff_rows(layout)
-    pins = L + offsets[1:-1]
+    pins = L + (offsets[1:-1] if layout.free_constant else offsets[:-1])
     pin = sp.csc_matrix(
         (np.ones(len(pins)), (np.arange(len(pins)), pins)), shape=(len(pins), L + P)
     )
@@ -225,6 +231,8 @@ def project(x: np.ndarray, layout: Layout, flat: bool = False) -> np.ndarray:
     running maximum along one axis keeps monotonicity along the axes already treated), or its
     mean when ``flat`` (``lambda = inf``); then every component but the first is shifted so
     its 0-corner is 0, and the first takes the opposite shifts, which leaves ``g`` unchanged.
+    Without ``layout.free_constant`` every component's 0-corner becomes 0 (the dropped
+    constant does not change a softmax).
     """
     x = np.array(x, dtype=float)
     c, parts = layout.split(x)
@@ -236,11 +244,11 @@ def project(x: np.ndarray, layout: Layout, flat: bool = False) -> np.ndarray:
         else:
             for axis in range(part.ndim):
                 part[...] = np.maximum.accumulate(part, axis=axis)
-        if i > 0:
+        if i > 0 or not layout.free_constant:
             corner = float(part.reshape(-1)[0])
             part -= corner
             shift += corner
-    if parts and shift:
+    if parts and shift and layout.free_constant:
         parts[0] += shift
     return x
 

@@ -1,0 +1,359 @@
+"""The (row, class) pairs of multi-class scores: the data of the class-shared model.
+
+With ``M`` scorers giving ``C`` class scores each, the class-shared model
+(:mod:`fusion.bernstein.multinomial`) treats every (row ``i``, class ``k``) pair alike: its
+features are the scorers' log-probabilities ``z_imk`` of class ``k`` and their normalized
+values ``u_imk``. This module turns the scores into those features and holds them for the fit.
+
+Log-probabilities
+-----------------
+A scorer's scores are probabilities (every training value in ``[0, 1]``) or logits; the
+estimator's ``base`` says which (``"auto"`` decides by the range). Probabilities give
+``z = log p``, logits their log-softmax ``z = s - logsumexp(s)`` over the row's classes (the
+same distribution; a row's shift does not change a softmax, and it makes the values of
+different rows comparable). Every ``z`` is kept at or above the scorer's *floor*: the
+smallest finite value seen in training, and never below ``log`` of the smallest normal
+double (:data:`LOG_TINY`), so a probability of exactly 0 (a random forest's empty leaf, an
+underflowed softmax) becomes the most negative value the scorer gave elsewhere, not
+``-inf``; a new, smaller value at prediction is winsorized to the same floor.
+
+Normalization
+-------------
+``u = F_m(z)`` where ``F_m`` is the distribution function of scorer ``m``'s pooled values
+``z_imk`` over all pairs, each weighted by the row's weight times the scorer's own
+probability ``exp(z_imk)``: the distribution of the scorer's log-probability of a class drawn
+from its own prediction (the true class's, if the scorer were calibrated). Unweighted,
+``F_m`` would spend its resolution where the pairs are, on the ``C - 1`` classes of almost
+zero probability in every row: with 1,000 classes a row's top class sits at ``u > 0.999``,
+where a Bernstein polynomial of degree 8 is flat. ``F_m`` is computed from a weighted
+histogram of :data:`HIST_BINS` equal-width bins over the scorer's training range (additive
+over blocks of rows, so a dask fit gets the same), as the mid-ECDF of the bins' centres,
+then summarized by at most :data:`SHARED_KNOTS` knots (a piecewise-linear, strictly
+increasing map into ``(0, 1)``).
+
+Bins
+----
+The fit (:mod:`fusion.bernstein.multinomial`) needs, per Newton step, second moments of the
+pairs' features. It computes them on bins: every scorer's axis is cut at the
+``QUANTILE_CUTS - 1`` interior quantiles of ``F_m`` and at ``SCALE_CUTS - 1`` equally spaced
+values of ``z`` (fine where the pairs are dense in ``u`` and where they are spread out in
+``z``), and a bin carries its mean ``z`` and ``u`` (as :mod:`fusion.bernstein.cells` does for
+binary rows). The loss and its gradient use every pair's own ``z``; the correction ``g`` is
+evaluated at the bins' mean ``u`` during the fit and at the pair's own ``u`` afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_softmax
+
+from ..ecdf import ECDFNormalizer, KnotLookup
+from ..ecdf.sketch import GOLDEN, mix64
+
+__all__ = [
+    "LOG_TINY",
+    "HIST_BINS",
+    "SHARED_KNOTS",
+    "QUANTILE_CUTS",
+    "SCALE_CUTS",
+    "BLOCK_PAIRS",
+    "SCALES",
+    "detect_scale",
+    "log_probabilities",
+    "row_folds",
+    "MemberAxis",
+    "fit_axes",
+    "PairData",
+]
+
+#: ``log`` of the smallest normal double: no log-probability is kept below it.
+LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
+#: Equal-width bins of the weighted histogram behind ``F_m``.
+HIST_BINS = 1 << 14
+#: Knots of ``F_m`` at most.
+SHARED_KNOTS = 2048
+#: Quantile cuts and equally spaced ``z`` cuts of a scorer's axis (bins of the fit).
+QUANTILE_CUTS = 128
+SCALE_CUTS = 128
+#: Pairs per block of rows in the fit's passes (cache-sized temporaries).
+BLOCK_PAIRS = 1 << 15
+#: Scales of multi-class scores.
+SCALES = ("probability", "logit")
+
+
+def detect_scale(S: np.ndarray, base: str) -> str:
+    """``"probability"`` or ``"logit"`` for multi-class scores ``S`` (n, M, C) and the
+    estimator's ``base``: ``"logit"`` means the scores are probabilities (their log-odds
+    are the features), ``"identity"`` that they are logits, ``"auto"`` decides by the range
+    (probabilities when every value lies in ``[0, 1]``)."""
+    if base == "identity":
+        return "logit"
+    lo, hi = float(np.min(S)), float(np.max(S))
+    inside = lo >= 0.0 and hi <= 1.0
+    if base == "logit" and not inside:
+        raise ValueError(
+            f"base='logit' takes class probabilities, but the scores lie in [{lo:g}, {hi:g}]. "
+            "Pass base='identity' for logits, or base='auto' to decide by the range."
+        )
+    return "probability" if inside else "logit"
+
+
+def log_probabilities(block: np.ndarray, scale: str, floor: float | None = None) -> np.ndarray:
+    """``z`` of one scorer's class scores ``block`` (r, C), at or above ``floor`` (default
+    :data:`LOG_TINY`), in float32 for float32 input and float64 otherwise."""
+    dtype = np.float32 if block.dtype == np.float32 else np.float64
+    low = LOG_TINY if floor is None else max(float(floor), LOG_TINY)
+    with np.errstate(divide="ignore"):
+        if scale == "probability":
+            z = np.log(np.asarray(block, dtype=np.float64))
+        else:
+            z = log_softmax(np.asarray(block, dtype=np.float64), axis=1)
+    np.maximum(z, low, out=z)
+    return z.astype(dtype, copy=False)
+
+
+def row_folds(S: np.ndarray, index: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
+    """Fold of every row from a seeded hash of its scores ``S`` (r, M, C) and class index.
+
+    A row's fold depends on nothing but the row and ``seed``: identical rows share a fold
+    (a repeated row is a doubled weight), and neither the order nor the chunking of the rows
+    changes it, so a dask fit sees the folds of the in-memory fit.
+    """
+    r = S.shape[0]
+    cols = np.arange(1, S.shape[1] * S.shape[2] + 1, dtype=np.uint64).reshape(S.shape[1:])
+    out = np.empty(r, dtype=np.int64)
+    step = max(1, BLOCK_PAIRS // max(1, S.shape[1] * S.shape[2]))
+    with np.errstate(over="ignore"):
+        salt = cols * GOLDEN + np.uint64(seed) * GOLDEN
+        for start in range(0, r, step):
+            rows = slice(start, start + step)
+            bits = np.ascontiguousarray(S[rows], dtype=np.float64).view(np.uint64)
+            h = mix64(bits ^ salt).sum(axis=(1, 2), dtype=np.uint64)
+            h = mix64(h ^ (np.asarray(index[rows], dtype=np.uint64) * GOLDEN))
+            out[rows] = (h % np.uint64(n_folds)).astype(np.int64)
+    return out
+
+
+@dataclass
+class MemberAxis:
+    """One scorer's normalization and bins: ``F_m`` (knots and values), the floor and range
+    of its log-probabilities, the cuts of its bins and every bin's mean ``z`` and ``u``."""
+
+    floor: float
+    lo: float
+    hi: float
+    knots: np.ndarray
+    values: np.ndarray
+    cuts: np.ndarray
+    zbar: np.ndarray | None = None
+    ubar: np.ndarray | None = None
+
+    @property
+    def n_bins(self) -> int:
+        return self.cuts.shape[0] + 1
+
+    def bins(self, z: np.ndarray) -> np.ndarray:
+        """Bin of every value (int16)."""
+        return np.searchsorted(self.cuts, z, side="right").astype(np.int16)
+
+    def normalize(self, z: np.ndarray) -> np.ndarray:
+        return KnotLookup(self.knots, self.values)(np.asarray(z, dtype=np.float64).ravel()).reshape(
+            np.shape(z)
+        )
+
+
+def histogram(z: np.ndarray, w: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Weighted histogram of one scorer's ``z`` (r, C) over :data:`HIST_BINS` bins of
+    ``[lo, hi]``, each pair weighted by its row's weight ``w`` (r,) times ``exp(z)``."""
+    span = hi - lo
+    k = np.asarray(z, dtype=np.float64) - lo
+    k *= HIST_BINS / span if span > 0 else 0.0
+    np.clip(k, 0, HIST_BINS - 1, out=k)
+    weights = np.exp(np.asarray(z, dtype=np.float64))
+    weights *= w[:, None]
+    return np.bincount(k.astype(np.int64).ravel(), weights=weights.ravel(), minlength=HIST_BINS)
+
+
+def knots_from_histogram(h: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """``F_m`` from its weighted histogram: the mid-ECDF of the occupied bins' centres,
+    summarized by at most :data:`SHARED_KNOTS` knots (the first and last centres and those
+    nearest to evenly spaced levels in between)."""
+    total = float(h.sum())
+    occupied = np.flatnonzero(h > 0)
+    if occupied.shape[0] == 0 or not total > 0:
+        raise ValueError("a scorer gives no positive probability to any class.")
+    width = (hi - lo) / HIST_BINS if hi > lo else 1.0
+    centres = lo + (occupied + 0.5) * width
+    mass = h[occupied] / total
+    values = np.cumsum(mass) - 0.5 * mass
+    if occupied.shape[0] == 1:  # one value: a map of two knots around it
+        return np.array([centres[0] - 0.5, centres[0] + 0.5]), np.array([0.25, 0.75])
+    if occupied.shape[0] > SHARED_KNOTS:
+        levels = np.linspace(values[0], values[-1], SHARED_KNOTS)
+        pick = np.unique(np.clip(np.searchsorted(values, levels), 0, values.shape[0] - 1))
+        pick = np.unique(np.r_[0, pick, values.shape[0] - 1])
+        centres, values = centres[pick], values[pick]
+    return centres, values
+
+
+def _cuts(knots: np.ndarray, values: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Interior quantile cuts of ``F_m`` and equally spaced ``z`` cuts, merged."""
+    levels = np.arange(1, QUANTILE_CUTS) / QUANTILE_CUTS
+    quantile = np.interp(levels, values, knots)
+    scale = lo + (hi - lo) * np.arange(1, SCALE_CUTS) / SCALE_CUTS
+    cuts = np.unique(np.r_[quantile, scale])
+    return cuts[(cuts > lo) & (cuts < hi)]
+
+
+def fit_axes(blocks, M: int, scales: Sequence[str]) -> list[MemberAxis]:
+    """Every scorer's :class:`MemberAxis` from ``blocks()``, a callable giving an iterator
+    of ``(S_block (r, M, C), w_block (r,))`` over the training rows (two passes: the range,
+    then the histogram)."""
+    floor = np.full(M, np.inf)
+    lo = np.full(M, np.inf)
+    hi = np.full(M, -np.inf)
+    for S, _ in blocks():
+        for m in range(M):
+            z = log_probabilities(S[:, m, :], scales[m])
+            finite = z[z > LOG_TINY]
+            if finite.size:
+                floor[m] = min(floor[m], float(finite.min()))
+            lo[m] = min(lo[m], float(z.min()))
+            hi[m] = max(hi[m], float(z.max()))
+    floor = np.where(np.isfinite(floor), floor, LOG_TINY)
+    lo = np.maximum(lo, floor)
+    hists = [np.zeros(HIST_BINS) for _ in range(M)]
+    for S, w in blocks():
+        for m in range(M):
+            hists[m] += histogram(
+                log_probabilities(S[:, m, :], scales[m], floor[m]), w, lo[m], hi[m]
+            )
+    axes = []
+    for m in range(M):
+        knots, values = knots_from_histogram(hists[m], lo[m], hi[m])
+        axes.append(
+            MemberAxis(
+                float(floor[m]),
+                float(lo[m]),
+                float(hi[m]),
+                knots,
+                values,
+                _cuts(knots, values, lo[m], hi[m]),
+            )  # fmt: skip
+        )
+    return axes
+
+
+def finish_axes(axes: list[MemberAxis], counts: list[np.ndarray], sums: list[np.ndarray]) -> None:
+    """Every bin's mean ``z`` (its pairs' mean, weighted by their rows' weights; an empty
+    bin's midpoint) and its ``u = F_m(mean z)``."""
+    for axis, count, total in zip(axes, counts, sums, strict=True):
+        edges = np.r_[axis.lo, axis.cuts, axis.hi]
+        mid = 0.5 * (edges[:-1] + edges[1:])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            zbar = np.where(count > 0, total / np.where(count > 0, count, 1.0), mid)
+        axis.zbar = zbar
+        axis.ubar = axis.normalize(zbar)
+
+
+def normalizer(axes: Sequence[MemberAxis]) -> ECDFNormalizer:
+    """The scorers' ``F_m`` as one fitted :class:`~fusion.ecdf.ECDFNormalizer` (column
+    ``m``: scorer ``m``'s log-probabilities)."""
+    return ECDFNormalizer.from_knots([a.knots for a in axes], [a.values for a in axes])
+
+
+class PairData:
+    """The training pairs in memory, rows grouped by fold: ``z`` (M, n, C) in the scores'
+    precision (float32 stays float32), bins (M, n, C) int16, labels and weights.
+
+    ``fold`` (n,) gives every row's test fold for cross-validation (-1: in no test set), or
+    is None; rows are stored fold after fold so that a fold's rows, and every other fold's,
+    are contiguous slices. ``order`` maps stored rows to the caller's rows.
+    """
+
+    def __init__(
+        self,
+        S: np.ndarray,
+        index: np.ndarray,
+        w: np.ndarray,
+        scales: Sequence[str],
+        fold: np.ndarray | None = None,
+        n_folds: int = 0,
+    ):
+        n, M, C = S.shape
+        self.n, self.M, self.C = n, M, C
+        self.scales = tuple(scales)
+        if fold is None:
+            self.order = np.arange(n)
+            self.segments = [(0, n)]
+            self.n_folds = 0
+        else:
+            self.order = np.argsort(fold, kind="stable")
+            starts = np.searchsorted(fold[self.order], np.arange(-1, n_folds + 1))
+            # segment f: the rows whose test fold is f; segment -1 (never tested) comes first
+            self.segments = [(int(starts[f + 1]), int(starts[f + 2])) for f in range(n_folds)]
+            self.always_train = (0, int(starts[1]))
+            self.n_folds = n_folds
+        self.index = np.asarray(index)[self.order]
+        self.w = np.asarray(w, dtype=float)[self.order]
+        self._S, self._rows = S, max(1, BLOCK_PAIRS // C)
+        self.axes = fit_axes(self._source_blocks, M, self.scales)
+        dtype = np.float32 if S.dtype == np.float32 else np.float64
+        self.Z = np.empty((M, n, C), dtype=dtype)
+        self.B = np.empty((M, n, C), dtype=np.int16)
+        counts = [np.zeros(a.n_bins) for a in self.axes]
+        sums = [np.zeros(a.n_bins) for a in self.axes]
+        for start in range(0, n, self._rows):
+            rows = slice(start, start + self._rows)
+            block = S[self.order[rows]]
+            wb = self.w[rows]
+            for m, axis in enumerate(self.axes):
+                z = log_probabilities(block[:, m, :], self.scales[m], axis.floor)
+                b = axis.bins(z)
+                self.Z[m, rows] = z
+                self.B[m, rows] = b
+                wz = np.broadcast_to(wb[:, None], z.shape)
+                counts[m] += np.bincount(b.ravel(), weights=wz.ravel(), minlength=axis.n_bins)
+                sums[m] += np.bincount(
+                    b.ravel(), weights=(z * wb[:, None]).ravel(), minlength=axis.n_bins
+                )
+        finish_axes(self.axes, counts, sums)
+        del self._S
+
+    def _source_blocks(self):
+        for start in range(0, self.n, self._rows):
+            rows = slice(start, start + self._rows)
+            yield self._S[self.order[rows]], self.w[rows]
+
+    # -- sets of rows ------------------------------------------------------------------
+    def train_slices(self, fold: int | None) -> list[tuple[int, int]]:
+        """Stored-row ranges of the training set of ``fold`` (None: every row)."""
+        if fold is None or self.n_folds == 0:
+            return [(0, self.n)]
+        out = [self.always_train] if self.always_train[1] > self.always_train[0] else []
+        return out + [s for f, s in enumerate(self.segments) if f != fold and s[1] > s[0]]
+
+    def test_slice(self, fold: int) -> tuple[int, int]:
+        return self.segments[fold]
+
+    def segment_blocks(self):
+        """``(segment, block)`` over every stored row: segment -1 holds the rows in no test
+        set (all rows when there are no folds), segment f fold f's test rows."""
+        if self.n_folds == 0:
+            for block in self.blocks([(0, self.n)]):
+                yield 0, block
+            return
+        for block in self.blocks([self.always_train]):
+            yield -1, block
+        for f, seg in enumerate(self.segments):
+            for block in self.blocks([seg]):
+                yield f, block
+
+    def blocks(self, slices):
+        for a, b in slices:
+            for start in range(a, b, self._rows):
+                rows = slice(start, min(b, start + self._rows))
+                yield rows, self.Z[:, rows], self.B[:, rows], self.index[rows], self.w[rows]
