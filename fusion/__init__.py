@@ -7,6 +7,9 @@
 
 from __future__ import annotations
 
+import importlib
+import types
+
 from . import metrics
 from ._base import FusionEstimator
 from ._registry import METHODS, method_class
@@ -27,31 +30,46 @@ from .univariate import (
 )
 
 
-def fit(S, y, method: str = "bernstein", *, sample_weight=None, **params) -> FusionEstimator:
+def fit(
+    S, y, method: str = "bernstein", *, sample_weight=None, classes=None, **params
+) -> FusionEstimator:
     """Fit a fusion model and return the fitted estimator.
 
     Parameters
     ----------
-    S : array-like of shape (n, M)
-        Scores of the M classifiers on the same n samples (any monotone scale).
+    S : array-like of shape (n, M), or (n, M, C) / a list of M arrays of shape (n, C)
+        Scores of the M classifiers on the same n samples (any monotone scale). Multi-class:
+        each classifier's C class probabilities or logits (as ``predict_proba`` or a
+        network's last layer gives them), columns in the sorted order of the labels.
     y : array-like of shape (n,)
-        Binary labels; the second class in sorted order is the positive one.
+        Labels: two values (the second in sorted order is the positive one), or up to C
+        values for multi-class scores.
     method : str, default="bernstein"
         One of :data:`METHODS`.
     sample_weight : array-like of shape (n,), optional
         Row weights, for methods that support them.
+    classes : array-like, optional
+        Every class label, when some class of multi-class scores does not occur in ``y``
+        (integer labels ``0 .. C - 1`` need none).
     **params
         Constructor parameters of the chosen estimator.
 
     Returns
     -------
     FusionEstimator
-        The fitted estimator; ``predict_proba(S_new)[:, 1]`` is the fused probability.
+        The fitted estimator. Binary: ``predict_proba(S_new)[:, 1]`` is the fused
+        probability of the positive class. Multi-class: ``predict_proba(S_new)`` is an
+        ``(n, C)`` array of class probabilities (columns in ``classes_`` order, rows summing
+        to one); the default model is one monotone fusion shared by every class
+        (:class:`BernsteinFusion`, ``multiclass``).
     """
     estimator = method_class(method)(**params)
-    if sample_weight is None:
-        return estimator.fit(S, y)
-    return estimator.fit(S, y, sample_weight=sample_weight)
+    fit_params = {}
+    if sample_weight is not None:
+        fit_params["sample_weight"] = sample_weight
+    if classes is not None:
+        fit_params["classes"] = classes
+    return estimator.fit(S, y, **fit_params)
 
 
 __all__ = [
@@ -61,6 +79,8 @@ __all__ = [
     "FusionClassifier",
     "METHODS",
     "metrics",
+    "plot",
+    "datasets",
     "BernsteinFusion",
     "CopulaFusion",
     "MRMICFusion",
@@ -76,3 +96,20 @@ __all__ = [
     "SolverWarning",
     "PersistenceError",
 ]
+
+#: Subpackages loaded on first access (PEP 562): ``fusion.plot`` imports matplotlib only when a
+#: figure is drawn, and ``fusion.datasets`` is benchmark infrastructure that no method needs.
+_LAZY_SUBMODULES = ("plot", "datasets")
+
+
+def __getattr__(name: str) -> types.ModuleType:
+    """``fusion.plot`` and ``fusion.datasets``, imported on first access."""
+    if name in _LAZY_SUBMODULES:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -37,6 +37,7 @@ from scipy.special import log_softmax, logit, softmax
 __all__ = [
     "multiclass_scores",
     "check_multiclass_targets",
+    "resolve_classes",
     "fit_coupling",
     "couple",
     "LOGIT_CLIP",
@@ -135,6 +136,18 @@ def check_multiclass_targets(y, n: int, C: int, classes=None) -> tuple[np.ndarra
     except TypeError as err:
         raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
     index = index.reshape(-1)
+    labels = resolve_classes(seen, C, classes, y.dtype)
+    if labels is seen:
+        return seen, index
+    return labels, np.searchsorted(labels, seen)[index]
+
+
+def resolve_classes(seen: np.ndarray, C: int, classes=None, dtype=None) -> np.ndarray:
+    """The sorted labels of the ``C`` class columns, from the distinct labels ``seen`` in
+    ``y`` (sorted) and the user's ``classes`` (see :func:`check_multiclass_targets`);
+    ``seen`` itself when it is every class."""
+    from sklearn.utils.validation import column_or_1d
+
     if classes is not None:
         try:
             labels = np.unique(column_or_1d(np.asarray(classes)))
@@ -156,15 +169,13 @@ def check_multiclass_targets(y, n: int, C: int, classes=None) -> tuple[np.ndarra
                 f"y holds labels {seen[~ok][:10].tolist()} that are not in classes "
                 f"{labels[:10].tolist()}{' ...' if C > 10 else ''}."
             )
-        return labels, pos[index]
+        return labels
     if seen.shape[0] == C:
-        return seen, index
-    integral = y.dtype.kind in "iu" or (
-        y.dtype.kind == "f" and bool(np.all(seen == np.round(seen)))
-    )
+        return seen
+    dtype = seen.dtype if dtype is None else np.dtype(dtype)
+    integral = dtype.kind in "iu" or (dtype.kind == "f" and bool(np.all(seen == np.round(seen))))
     if seen.shape[0] < C and integral and seen[0] >= 0 and seen[-1] <= C - 1:
-        labels = np.arange(C).astype(y.dtype)
-        return labels, seen.astype(np.int64)[index]
+        return np.arange(C).astype(dtype)
     raise ValueError(
         f"y holds {seen.shape[0]} classes {seen[:10].tolist()} but every scorer gives {C} "
         f"class scores (S has shape (n, M, {C})). The class columns follow the sorted labels; "

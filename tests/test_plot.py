@@ -114,9 +114,10 @@ def test_fused_surface_is_the_calibrating_function_on_the_square(model_2d):
     expected = model.calibrating_function(np.column_stack([u1.ravel(), u2.ravel()]))
     np.testing.assert_allclose(np.asarray(image.get_array()), expected.reshape(21, 21))
     assert image.get_extent() == [0.0, 1.0, 0.0, 1.0]
-    # One density contour set with a line per requested mass, labelled with the shares.
-    (density,) = [c for c in ax.collections if hasattr(c, "levels")]
-    assert len(density.levels) == 3
+    # The density regions: filled, and outlined by a line per requested mass, labelled
+    # with the shares.
+    filled, lines = [c for c in ax.collections if hasattr(c, "levels")]
+    assert len(lines.levels) == 3
     assert sorted(t.get_text() for t in ax.texts) and {t.get_text() for t in ax.texts} <= {
         "50%",
         "80%",
@@ -135,28 +136,64 @@ def test_fused_surface_points_and_no_overlay(model_2d):
     assert len(ax.figure.axes) == 1
 
 
-def test_density_contours_enclose_the_stated_share_of_points():
-    # Gaussian-copula points: the region above the 80 % level must hold about 80 % of fresh
-    # points from the same law, and the estimate must follow the known copula density.
-    from scipy.stats import multivariate_normal, norm
+def _gaussian_copula_points(n, rho, rng):
+    from scipy.stats import norm
 
-    from fusion.plot.surface import _mass_levels, _normalized_density
+    z = rng.multivariate_normal([0.0, 0.0], [[1.0, rho], [rho, 1.0]], size=n)
+    return norm.cdf(z)
 
-    rho = 0.6
-    law = multivariate_normal([0, 0], [[1, rho], [rho, 1]])
+
+@pytest.mark.parametrize("rho", [0.0, 0.6])
+def test_density_regions_hold_their_share_of_fresh_points(rho):
+    from fusion.plot.surface import density_regions
+
     rng = np.random.default_rng(7)
-    U = norm.cdf(law.rvs(size=3000, random_state=rng))
-    grid, dens = _normalized_density(U, 50)
-    g1, g2 = np.meshgrid(norm.ppf(grid), norm.ppf(grid))
-    truth = law.pdf(np.dstack([g1, g2])) / (norm.pdf(g1) * norm.pdf(g2))
-    inner = (slice(5, 45), slice(5, 45))  # away from the corners, where the density diverges
-    assert np.median(np.abs(dens[inner] / truth[inner] - 1)) < 0.1
-    fresh = norm.cdf(law.rvs(size=20000, random_state=rng))
+    U = _gaussian_copula_points(3000, rho, rng)
+    grid, dens, levels = density_regions(U, [0.5, 0.8, 0.95], 50)
+    assert grid.shape == (50,) and dens.shape == (50, 50)
+    assert levels[0] > levels[1] > levels[2] > 0
+    fresh = _gaussian_copula_points(20_000, rho, rng)
     cell = np.minimum((fresh * 50).astype(int), 49)
-    for mass in (0.5, 0.8):
-        level = _mass_levels(dens, [mass])[0]
+    for mass, level in zip([0.5, 0.8, 0.95], levels, strict=True):
         share = np.mean(dens[cell[:, 1], cell[:, 0]] >= level)
         assert share == pytest.approx(mass, abs=0.04)
+
+
+def test_density_regions_are_nested_filled_shapes():
+    # Two independent scorers: uniform on the square, where the level sets of a density
+    # estimate are noise. Each region must be one piece without holes, inside the next.
+    from scipy import ndimage
+
+    from fusion.plot.surface import density_regions
+
+    rng = np.random.default_rng(11)
+    U = rng.random((2000, 2))
+    _, dens, levels = density_regions(U, [0.5, 0.8, 0.95], 60)
+    masks = [dens >= level for level in levels]
+    for smaller, larger in zip(masks, masks[1:], strict=False):
+        assert np.all(larger[smaller])  # the 95 % region contains the 80 % one, ...
+    for mask in masks:
+        _, pieces = ndimage.label(mask)
+        assert pieces == 1
+        # No hole: every piece of the complement reaches the edge of the square.
+        outside, n_outside = ndimage.label(~mask)
+        edge = np.unique(np.concatenate([outside[0], outside[-1], outside[:, 0], outside[:, -1]]))
+        assert set(range(1, n_outside + 1)) <= set(edge.tolist())
+
+
+def test_fused_surface_draws_the_regions_filled_and_outlined(model_2d):
+    from fusion.plot.surface import density_regions
+
+    model, S, _ = model_2d
+    ax = plot.fused_surface(model, S, resolution=11, colorbar=False)
+    _, dens, levels = density_regions(model.ecdf_.transform(S), [0.5, 0.8, 0.95], 60)
+    filled, lines = [c for c in ax.collections if hasattr(c, "levels")]
+    assert filled.filled and not lines.filled
+    np.testing.assert_allclose(lines.levels, np.sort(levels))
+    np.testing.assert_allclose(filled.levels[:-1], np.sort(levels))
+    assert filled.levels[-1] >= dens.max()
+    labels = {t.get_text() for t in ax.texts}
+    assert labels and labels <= {"50%", "80%", "95%"}
 
 
 @pytest.mark.parametrize(
@@ -335,6 +372,119 @@ def test_grid_heatmap_shows_the_table(model_2d):
     assert np.nanmin(np.ma.filled(ax.get_images()[0].get_array(), np.nan)) >= 0
     with pytest.raises(ValueError, match="no grid cell"):
         plot.grid_calibration_heatmap(model, S, y, bins=4, min_count=10_000)
+
+
+@pytest.fixture(scope="module")
+def independent_19000():
+    """A model of two independent scorers and 19,000 test rows (about 190 per grid cell)."""
+    rng = np.random.default_rng(12)
+    S = rng.normal(size=(19_500, 2))
+    y = (rng.random(19_500) < 1 / (1 + np.exp(-2 * S[:, 0] - S[:, 1] ** 3))).astype(int)
+    model = BernsteinFusion(degree=3, random_state=0).fit(S[:500], y[:500])
+    return model, S[500:], y[500:]
+
+
+def _pixel_boxes(texts):
+    return np.array([t.get_window_extent().extents for t in texts])  # x0, y0, x1, y1
+
+
+def test_grid_heatmap_defaults_work_on_19000_rows(independent_19000):
+    model, S, y = independent_19000
+    ax = plot.grid_calibration_heatmap(model, S, y)
+    assert "at least 100 rows" in ax.get_title()  # the paper's 1000 would show no cell
+    assert len(ax.texts) >= 90 and f"\n{len(ax.texts)} cells" in ax.get_title()
+    ax.figure.canvas.draw()
+    boxes = _pixel_boxes(ax.texts)
+    x0, y0, x1, y1 = (boxes[:, k] for k in range(4))
+    overlap = (
+        (x0[:, None] < x1[None, :])
+        & (x0[None, :] < x1[:, None])
+        & (y0[:, None] < y1[None, :])
+        & (y0[None, :] < y1[:, None])
+    )
+    np.fill_diagonal(overlap, False)
+    assert not overlap.any()
+    # Each value stays inside its own cell.
+    axes_box = ax.get_window_extent()
+    cell = axes_box.width / 10
+    centres = np.column_stack([(x0 + x1) / 2, (y0 + y1) / 2])
+    column = np.floor((centres[:, 0] - axes_box.x0) / cell)
+    assert np.all(x0 >= axes_box.x0 + column * cell) and np.all(
+        x1 <= axes_box.x0 + (column + 1) * cell
+    )
+    assert min(t.get_fontsize() for t in ax.texts) >= 5
+
+
+def test_grid_heatmap_leaves_out_annotations_that_would_not_fit(independent_19000):
+    model, S, y = independent_19000
+    ax = plot.grid_calibration_heatmap(model, S, y, bins=20, min_count=20)
+    assert len(ax.texts) == 0
+    ax = plot.grid_calibration_heatmap(model, S, y, bins=20, min_count=20, annotate=True)
+    assert len(ax.texts) > 0
+    with pytest.raises(ValueError, match="annotate"):
+        plot.grid_calibration_heatmap(model, S, y, annotate="yes")
+
+
+def test_choose_min_count_keeps_the_papers_value_when_the_data_allow():
+    from fusion.plot.grid import choose_min_count
+
+    # Correlated scorers on many rows: big cells along the diagonal hold most rows.
+    assert choose_min_count([4000] * 10 + [300] * 40, 52_000) == 1000
+    assert choose_min_count([190] * 100, 19_000) == 100
+    assert choose_min_count([1200] * 2 + [60] * 98, 8280) == 50
+    with pytest.raises(ValueError, match="min_count="):
+        choose_min_count([3] * 100, 300)
+
+
+def _figures_with_defaults(model_2d, model_3d):
+    model, S, y = model_2d
+    model3, _, _ = model_3d
+    p = model.predict_proba(S)[:, 1]
+    rng = np.random.default_rng(13)
+    P = rng.dirichlet(np.ones(3), size=300)
+    labels = (rng.random((300, 1)) > np.cumsum(P, 1)).sum(1)
+    p20k = rng.random(20_000)
+    y20k = (rng.random(20_000) < p20k).astype(int)
+    return {
+        "fused_surface": lambda: plot.fused_surface(model, S),
+        "contour": lambda: plot.contour(model, points=(S, y)),
+        "slices": lambda: plot.slices(model3),
+        "reliability_diagram": lambda: plot.reliability_diagram(y, p, label="m"),
+        # Thousands of rows per bin: wide tick labels on the histogram.
+        "reliability_bands": lambda: plot.reliability_bands(y20k, p20k, label="m", title="T"),
+        "grid_calibration_heatmap": lambda: plot.grid_calibration_heatmap(model, S, y, bins=4),
+        "top_label_reliability_diagram": lambda: plot.top_label_reliability_diagram(labels, P),
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "fused_surface",
+        "contour",
+        "slices",
+        "reliability_diagram",
+        "reliability_bands",
+        "grid_calibration_heatmap",
+        "top_label_reliability_diagram",
+    ],
+)
+def test_no_text_is_clipped_by_the_figure(name, model_2d, model_3d):
+    from matplotlib.text import Text
+
+    ax = _figures_with_defaults(model_2d, model_3d)[name]()
+    figure = ax.figure
+    figure.canvas.draw()
+    inside = figure.bbox.padded(1.0)
+    texts = [t for t in figure.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert ax.get_ylabel() in [t.get_text() for t in texts]  # the labels are among them
+    outside = [
+        t.get_text()
+        for t in texts
+        if not inside.contains(*t.get_window_extent().p0)
+        or not inside.contains(*t.get_window_extent().p1)
+    ]
+    assert outside == []
 
 
 # -- top-label reliability -------------------------------------------------------------------

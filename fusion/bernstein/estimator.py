@@ -41,6 +41,7 @@ from .scale import (
     scores_scale,
 )
 from .shared import fit_shared, shared_layout, shared_proba, shared_proba_normalized
+from .shared_dask import is_multiclass_dask
 
 __all__ = [
     "BernsteinFusion",
@@ -413,7 +414,7 @@ class BernsteinFusion(FusionEstimator):
     multiclass: str = "auto"
 
     # -- fitting -----------------------------------------------------------------------------
-    def fit(self, S, y, sample_weight=None):
+    def fit(self, S, y, sample_weight=None, *, classes=None):
         """Fit the calibrating function on training scores, in memory or on a dask cluster.
 
         Parameters
@@ -428,11 +429,20 @@ class BernsteinFusion(FusionEstimator):
         sample_weight : array-like of shape (n,), dask array or dask Series, optional
             Non-negative row weights. Scaling them changes nothing; a zero weight is the
             same as leaving the row out.
+        classes : array-like, optional
+            Every class label, for multi-class scores whose fusion sample lacks some classes
+            (as scikit-learn's ``partial_fit`` takes them); see
+            :meth:`fusion.FusionEstimator.fit`.
 
         Returns
         -------
         self
         """
+        if is_multiclass_dask(S):
+            work = self._blank()
+            work._fit_shared_dask(S, y, sample_weight, classes)
+            self._adopt(work)
+            return self
         if _is_dask(S):
             from .distributed import fit_dask
 
@@ -446,7 +456,7 @@ class BernsteinFusion(FusionEstimator):
             y = y.compute() if _is_dask(y) else y
             if _is_dask(sample_weight):
                 sample_weight = sample_weight.compute()
-        return super().fit(S, y, sample_weight)
+        return super().fit(S, y, sample_weight, classes=classes)
 
     def _osqp_settings(self) -> dict:
         return {
@@ -1076,16 +1086,48 @@ class BernsteinFusion(FusionEstimator):
         fold, n_folds = (None, 0)
         if len(lams) > 1:
             fold, n_folds = self._shared_folds(S, index, kept)
-        progress = Progress(
-            (len(lams) if len(lams) > 1 else 0) + 1, desc=type(self).__name__, enabled=self.verbose
-        )
+        progress = self._shared_progress(len(lams))
         fit = fit_shared(
             S, index, w / w.mean(), scales, degree, lams, fold, n_folds,
             self._osqp_settings(), float(w.sum()), progress,
         )  # fmt: skip
         progress.close()
-        layout = shared_layout(M, degree)
-        c, parts = layout.split(fit.x)
+        self._adopt_shared(fit, classes, M, C)
+
+    def _fit_shared_dask(self, S, y, sample_weight, classes) -> None:
+        """The class-shared model on dask scores (:mod:`fusion.bernstein.shared_dask`)."""
+        from .shared_dask import DaskPlan, fit_shared_dask
+
+        self._validate_params()
+        if self.base is None or self.multiclass == "per-class":
+            raise ValueError(
+                "multi-class dask input is fitted by the class-shared model only: pass "
+                "multiclass='auto' or 'shared' and a base (not None), or fit in memory."
+            )
+        if not (isinstance(self.cv, Integral) and not isinstance(self.cv, bool)):
+            raise ValueError("a dask fit assigns its folds by content: pass an int cv.")
+        if self.n_bootstrap:
+            raise ValueError("n_bootstrap > 0 is not supported for dask input.")
+        plan = DaskPlan(
+            base=self.base,
+            cv=int(self.cv),
+            seed=fold_seed(self),
+            degree_for=self._shared_degree,
+            lams_for=self._lam_candidates,
+            osqp_settings=self._osqp_settings(),
+            progress=self._shared_progress,
+        )
+        fit, labels, M, C = fit_shared_dask(S, y, sample_weight, classes, plan)
+        self._adopt_shared(fit, labels, M, C)
+
+    def _shared_progress(self, n_lams: int) -> Progress:
+        steps = (n_lams if n_lams > 1 else 0) + 1
+        return Progress(steps, desc=type(self).__name__, enabled=self.verbose)
+
+    def _adopt_shared(self, fit, classes, M: int, C: int) -> None:
+        """The fitted attributes of a class-shared model."""
+        degree = fit.degree
+        c, parts = shared_layout(M, degree).split(fit.x)
         self.classes_ = classes
         self.n_classes_ = C
         self.n_features_in_ = M
@@ -1225,6 +1267,11 @@ class BernsteinFusion(FusionEstimator):
         proba : ndarray or dask array of shape (n, 2)
             Columns follow ``classes_``; the second is ``P(Y = classes_[1])``.
         """
+        if is_multiclass_dask(S):
+            from .shared_dask import proba_dask
+
+            check_is_fitted(self, "n_classes_")
+            return proba_dask(self, S)
         if _is_dask(S):
             from .distributed import predict_proba_dask
 
@@ -1317,6 +1364,15 @@ def _initial_x(layout: logistic.Layout, base_rate: float) -> np.ndarray:
     r = min(max(base_rate, 1e-12), 1.0 - 1e-12)  # one class can hold nearly all the weight
     x[layout.n_linear : layout.n_linear + layout.sizes[0]] = np.log(r / (1.0 - r))
     return x
+
+
+def _float_array(a, shape: tuple[int, ...]) -> bool:
+    return (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.float64
+        and a.shape == shape
+        and bool(np.all(np.isfinite(a)))
+    )
 
 
 def _is_tensor(components, M: int) -> bool:

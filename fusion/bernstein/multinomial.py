@@ -75,6 +75,9 @@ __all__ = [
 
 #: Pairs whose weighted probability is below this are left out of the Hessian.
 HESSIAN_TINY = 1e-12
+#: Newton steps a problem takes with a shared Hessian (:func:`newton`) before it evaluates
+#: its own.
+SHARED_STEPS = 6
 
 
 @dataclass
@@ -175,12 +178,7 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
             A = np.bincount(row * nb + bins[m], weights=pw, minlength=r * nb)
             mrow[:, cols] += A.reshape(r, nb) @ F
         else:  # every pair's features: r C (K + 2) products
-            Fp = F[bins[m]] * pw[:, None]
-            mrow[:, cols] += (
-                np.add.reduceat(Fp, np.arange(0, r * C, C), axis=0)
-                if sel is None
-                else _row_sums(Fp, row, r)
-            )
+            mrow[:, cols] += _row_sums(F[bins[m]] * pw[:, None], row, r, C, sel is None)
         for mm in range(m + 1, M):
             cols2, F2 = feats[mm]
             nb2 = F2.shape[0]
@@ -193,13 +191,17 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
     return loss, grad, H
 
 
-def _row_sums(values: np.ndarray, row: np.ndarray, r: int) -> np.ndarray:
+def _row_sums(values: np.ndarray, row: np.ndarray, r: int, C: int, full: bool) -> np.ndarray:
+    """Sums of ``values`` (one row per pair) over every row's pairs: all ``C`` pairs of each
+    row in order when ``full``, else the pairs of rows ``row``."""
+    if full:
+        return values.reshape(r, C, -1).sum(axis=1)
     out = np.zeros((r, values.shape[1]))
     np.add.at(out, row, values)
     return out
 
 
-@dataclass
+@dataclass(eq=False)
 class Problem:
     """One penalized fit (a fold's training rows, or all rows) advancing in :func:`newton`."""
 
@@ -272,21 +274,22 @@ def newton(
         active = [pb for pb in problems if not pb.done]
         if not active:
             return
-        if hessian is None:
-            todo = active
-        else:
-            todo = [pb for pb in active if pb.grad is None]
-        if todo:
-            stats = source.stats([(pb.key, pb.x) for pb in todo], hessian=hessian is None)
-            for pb, (loss, g, H) in zip(todo, stats, strict=True):
-                pb.loss, pb.grad = loss, g
-                pb.extra["H"] = H
+        # a problem the shared Hessian leads too slowly (a small fold far from the others)
+        # takes its own from then on
+        exact = [pb for pb in active if hessian is None or it > SHARED_STEPS]
+        cheap = [pb for pb in active if pb not in exact and pb.grad is None]
+        for todo, own in ((exact, True), (cheap, False)):
+            if todo:
+                stats = source.stats([(pb.key, pb.x) for pb in todo], hessian=own)
+                for pb, (loss, g, H) in zip(todo, stats, strict=True):
+                    pb.loss, pb.grad = loss, g
+                    pb.extra["H"] = H
         searching = []
         for pb in active:
             R, x, W = pb.extra["R"], pb.x, pb.total
             pb.f = pb.loss / W + 0.5 * float(x @ R @ x)
             g = pb.grad / W + R @ x
-            H = (pb.extra["H"] / W if hessian is None else hessian.copy()) + R
+            H = (pb.extra["H"] / W if pb in exact else hessian.copy()) + R
             H.flat[:: H.shape[0] + 1] += DAMPING * (1.0 + np.trace(H) / H.shape[0])
             Ax = A @ x
             scale = 1.0 / np.max(np.diag(H))
@@ -305,7 +308,7 @@ def newton(
                 continue
             pb.extra.update(d=d, gd=gd, t=1.0)
             searching.append(pb)
-        with_grad = hessian is not None
+        with_grad = hessian is not None and it < SHARED_STEPS
         for _ in range(MAX_HALVINGS + 1):
             if not searching:
                 break

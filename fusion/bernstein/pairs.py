@@ -65,7 +65,13 @@ __all__ = [
     "log_probabilities",
     "row_folds",
     "MemberAxis",
-    "fit_axes",
+    "axis_ranges",
+    "merge_ranges",
+    "axis_histograms",
+    "make_axes",
+    "finish_axes",
+    "normalizer",
+    "PairBlock",
     "PairData",
 ]
 
@@ -84,14 +90,16 @@ BLOCK_PAIRS = 1 << 15
 SCALES = ("probability", "logit")
 
 
-def detect_scale(S: np.ndarray, base: str) -> str:
+def detect_scale(S: np.ndarray, base: str, lo: float | None = None, hi: float | None = None) -> str:
     """``"probability"`` or ``"logit"`` for multi-class scores ``S`` (n, M, C) and the
     estimator's ``base``: ``"logit"`` means the scores are probabilities (their log-odds
     are the features), ``"identity"`` that they are logits, ``"auto"`` decides by the range
-    (probabilities when every value lies in ``[0, 1]``)."""
+    (probabilities when every value lies in ``[0, 1]``). ``lo``, ``hi``: the scores' range,
+    when known (then ``S`` is not read)."""
     if base == "identity":
         return "logit"
-    lo, hi = float(np.min(S)), float(np.max(S))
+    if lo is None:
+        lo, hi = float(np.min(S)), float(np.max(S))
     inside = lo >= 0.0 and hi <= 1.0
     if base == "logit" and not inside:
         raise ValueError(
@@ -208,49 +216,73 @@ def _cuts(knots: np.ndarray, values: np.ndarray, lo: float, hi: float) -> np.nda
     return cuts[(cuts > lo) & (cuts < hi)]
 
 
-def fit_axes(blocks, M: int, scales: Sequence[str]) -> list[MemberAxis]:
-    """Every scorer's :class:`MemberAxis` from ``blocks()``, a callable giving an iterator
-    of ``(S_block (r, M, C), w_block (r,))`` over the training rows (two passes: the range,
-    then the histogram)."""
-    floor = np.full(M, np.inf)
-    lo = np.full(M, np.inf)
-    hi = np.full(M, -np.inf)
-    for S, _ in blocks():
+def axis_ranges(S: np.ndarray, w: np.ndarray, scales: Sequence[str]) -> np.ndarray:
+    """``(3, M)``: every scorer's smallest finite log-probability (its floor), smallest and
+    largest log-probability over the rows of positive weight of ``S`` (r, M, C); ``inf`` /
+    ``-inf`` where there are none. Merged over blocks by :func:`merge_ranges`."""
+    M = S.shape[1]
+    out = np.array([[np.inf] * M, [np.inf] * M, [-np.inf] * M])
+    rows = w > 0
+    if not rows.any():
+        return out
+    if not rows.all():
+        S = S[rows]
+    for start in range(0, S.shape[0], max(1, BLOCK_PAIRS // (S.shape[1] * S.shape[2]))):
+        block = S[start : start + max(1, BLOCK_PAIRS // (S.shape[1] * S.shape[2]))]
         for m in range(M):
-            z = log_probabilities(S[:, m, :], scales[m])
+            z = log_probabilities(block[:, m, :], scales[m])
             finite = z[z > LOG_TINY]
             if finite.size:
-                floor[m] = min(floor[m], float(finite.min()))
-            lo[m] = min(lo[m], float(z.min()))
-            hi[m] = max(hi[m], float(z.max()))
+                out[0, m] = min(out[0, m], float(finite.min()))
+            out[1, m] = min(out[1, m], float(z.min()))
+            out[2, m] = max(out[2, m], float(z.max()))
+    return out
+
+
+def merge_ranges(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The ranges of all blocks (:func:`axis_ranges`), with the floor in place: at least
+    :data:`LOG_TINY`, and the smallest value never below it."""
+    parts = np.stack(parts)
+    floor = parts[:, 0].min(axis=0)
     floor = np.where(np.isfinite(floor), floor, LOG_TINY)
-    lo = np.maximum(lo, floor)
-    hists = [np.zeros(HIST_BINS) for _ in range(M)]
-    for S, w in blocks():
+    lo = np.maximum(parts[:, 1].min(axis=0), floor)
+    hi = parts[:, 2].max(axis=0)
+    return np.array([floor, lo, hi])
+
+
+def axis_histograms(
+    S: np.ndarray, w: np.ndarray, scales: Sequence[str], ranges: np.ndarray
+) -> np.ndarray:
+    """``(M, HIST_BINS)``: every scorer's weighted histogram (:func:`histogram`) over the
+    rows of ``S`` (r, M, C); added over blocks."""
+    M = S.shape[1]
+    out = np.zeros((M, HIST_BINS))
+    step = max(1, BLOCK_PAIRS // (S.shape[1] * S.shape[2]))
+    for start in range(0, S.shape[0], step):
+        rows = slice(start, start + step)
         for m in range(M):
-            hists[m] += histogram(
-                log_probabilities(S[:, m, :], scales[m], floor[m]), w, lo[m], hi[m]
-            )
+            z = log_probabilities(S[rows, m, :], scales[m], ranges[0, m])
+            out[m] += histogram(z, w[rows], ranges[1, m], ranges[2, m])
+    return out
+
+
+def make_axes(ranges: np.ndarray, hists: np.ndarray) -> list[MemberAxis]:
+    """Every scorer's :class:`MemberAxis` (without the bins' means, see :func:`finish_axes`)
+    from the merged ranges and histograms."""
     axes = []
-    for m in range(M):
-        knots, values = knots_from_histogram(hists[m], lo[m], hi[m])
-        axes.append(
-            MemberAxis(
-                float(floor[m]),
-                float(lo[m]),
-                float(hi[m]),
-                knots,
-                values,
-                _cuts(knots, values, lo[m], hi[m]),
-            )  # fmt: skip
-        )
+    for m in range(ranges.shape[1]):
+        floor, lo, hi = (float(v) for v in ranges[:, m])
+        knots, values = knots_from_histogram(hists[m], lo, hi)
+        axes.append(MemberAxis(floor, lo, hi, knots, values, _cuts(knots, values, lo, hi)))
     return axes
 
 
-def finish_axes(axes: list[MemberAxis], counts: list[np.ndarray], sums: list[np.ndarray]) -> None:
+def finish_axes(axes: list[MemberAxis], counts: np.ndarray, sums: np.ndarray) -> None:
     """Every bin's mean ``z`` (its pairs' mean, weighted by their rows' weights; an empty
-    bin's midpoint) and its ``u = F_m(mean z)``."""
-    for axis, count, total in zip(axes, counts, sums, strict=True):
+    bin's midpoint) and its ``u = F_m(mean z)``, from the bins' weights ``counts`` and
+    weighted sums of ``z`` (added over blocks, see :meth:`PairBlock.build`)."""
+    for m, axis in enumerate(axes):
+        count, total = counts[m, : axis.n_bins], sums[m, : axis.n_bins]
         edges = np.r_[axis.lo, axis.cuts, axis.hi]
         mid = 0.5 * (edges[:-1] + edges[1:])
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -265,95 +297,79 @@ def normalizer(axes: Sequence[MemberAxis]) -> ECDFNormalizer:
     return ECDFNormalizer.from_knots([a.knots for a in axes], [a.values for a in axes])
 
 
-class PairData:
-    """The training pairs in memory, rows grouped by fold: ``z`` (M, n, C) in the scores'
-    precision (float32 stays float32), bins (M, n, C) int16, labels and weights.
+class PairBlock:
+    """Rows of training pairs, stored fold after fold: ``z`` (M, r, C) in the scores'
+    precision (float32 stays float32), bins (M, r, C) int16, class indices and weights.
 
-    ``fold`` (n,) gives every row's test fold for cross-validation (-1: in no test set), or
-    is None; rows are stored fold after fold so that a fold's rows, and every other fold's,
-    are contiguous slices. ``order`` maps stored rows to the caller's rows.
+    ``fold`` (r,) gives every row's test fold (-1: in no test set; None: no folds). Segment
+    ``-1`` holds the rows tested in no fold, segment ``f`` fold ``f``'s test rows; a
+    problem trained on the complement of fold ``f`` reads every segment but ``f``. The
+    in-memory fit holds all rows in one block; a dask fit one block per chunk of rows.
     """
 
-    def __init__(
-        self,
-        S: np.ndarray,
-        index: np.ndarray,
-        w: np.ndarray,
-        scales: Sequence[str],
-        fold: np.ndarray | None = None,
-        n_folds: int = 0,
-    ):
-        n, M, C = S.shape
-        self.n, self.M, self.C = n, M, C
-        self.scales = tuple(scales)
-        if fold is None:
-            self.order = np.arange(n)
-            self.segments = [(0, n)]
-            self.n_folds = 0
-        else:
-            self.order = np.argsort(fold, kind="stable")
-            starts = np.searchsorted(fold[self.order], np.arange(-1, n_folds + 1))
-            # segment f: the rows whose test fold is f; segment -1 (never tested) comes first
-            self.segments = [(int(starts[f + 1]), int(starts[f + 2])) for f in range(n_folds)]
-            self.always_train = (0, int(starts[1]))
-            self.n_folds = n_folds
+    @classmethod
+    def build(cls, S, index, w, fold, n_folds: int, axes, scales) -> PairBlock:
+        """The block of rows ``S`` (r, M, C), with every scorer's bin weights and weighted
+        sums of ``z`` over it (:meth:`bin_sums`)."""
+        self = cls()
+        r, M, C = S.shape
+        self.M, self.C, self.n_folds = M, C, int(n_folds)
+        fold = np.full(r, -1, dtype=np.int64) if fold is None else np.asarray(fold)
+        self.order = np.argsort(fold, kind="stable")
+        starts = np.searchsorted(fold[self.order], np.arange(-1, self.n_folds + 1))
+        self.bounds = {f: (int(starts[f + 1]), int(starts[f + 2])) for f in range(-1, n_folds)}
         self.index = np.asarray(index)[self.order]
         self.w = np.asarray(w, dtype=float)[self.order]
-        self._S, self._rows = S, max(1, BLOCK_PAIRS // C)
-        self.axes = fit_axes(self._source_blocks, M, self.scales)
         dtype = np.float32 if S.dtype == np.float32 else np.float64
-        self.Z = np.empty((M, n, C), dtype=dtype)
-        self.B = np.empty((M, n, C), dtype=np.int16)
-        counts = [np.zeros(a.n_bins) for a in self.axes]
-        sums = [np.zeros(a.n_bins) for a in self.axes]
-        for start in range(0, n, self._rows):
-            rows = slice(start, start + self._rows)
+        self.Z = np.empty((M, r, C), dtype=dtype)
+        self.B = np.empty((M, r, C), dtype=np.int16)
+        width = max(a.n_bins for a in axes)
+        counts, sums = np.zeros((M, width)), np.zeros((M, width))
+        self.rows = max(1, BLOCK_PAIRS // C)
+        for start in range(0, r, self.rows):
+            rows = slice(start, start + self.rows)
             block = S[self.order[rows]]
             wb = self.w[rows]
-            for m, axis in enumerate(self.axes):
-                z = log_probabilities(block[:, m, :], self.scales[m], axis.floor)
+            for m, axis in enumerate(axes):
+                z = log_probabilities(block[:, m, :], scales[m], axis.floor)
                 b = axis.bins(z)
                 self.Z[m, rows] = z
                 self.B[m, rows] = b
                 wz = np.broadcast_to(wb[:, None], z.shape)
-                counts[m] += np.bincount(b.ravel(), weights=wz.ravel(), minlength=axis.n_bins)
+                counts[m] += np.bincount(b.ravel(), weights=wz.ravel(), minlength=width)
                 sums[m] += np.bincount(
-                    b.ravel(), weights=(z * wb[:, None]).ravel(), minlength=axis.n_bins
+                    b.ravel(), weights=(z * wb[:, None]).ravel(), minlength=width
                 )
-        finish_axes(self.axes, counts, sums)
-        del self._S
+        self.counts, self.sums = counts, sums
+        return self
 
-    def _source_blocks(self):
-        for start in range(0, self.n, self._rows):
-            rows = slice(start, start + self._rows)
-            yield self._S[self.order[rows]], self.w[rows]
+    def bin_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every scorer's bin weights and weighted sums of ``z`` over the block (for
+        :func:`finish_axes`)."""
+        return self.counts, self.sums
 
-    # -- sets of rows ------------------------------------------------------------------
-    def train_slices(self, fold: int | None) -> list[tuple[int, int]]:
-        """Stored-row ranges of the training set of ``fold`` (None: every row)."""
-        if fold is None or self.n_folds == 0:
-            return [(0, self.n)]
-        out = [self.always_train] if self.always_train[1] > self.always_train[0] else []
-        return out + [s for f, s in enumerate(self.segments) if f != fold and s[1] > s[0]]
+    def segment_weights(self) -> dict[int, float]:
+        """Total weight of every segment."""
+        return {f: float(self.w[a:b].sum()) for f, (a, b) in self.bounds.items()}
 
-    def test_slice(self, fold: int) -> tuple[int, int]:
-        return self.segments[fold]
+    def blocks(self, segment: int):
+        """``(Z, B, index, w)`` of cache-sized runs of the segment's rows."""
+        a, b = self.bounds[segment]
+        for start in range(a, b, self.rows):
+            rows = slice(start, min(b, start + self.rows))
+            yield self.Z[:, rows], self.B[:, rows], self.index[rows], self.w[rows]
 
-    def segment_blocks(self):
-        """``(segment, block)`` over every stored row: segment -1 holds the rows in no test
-        set (all rows when there are no folds), segment f fold f's test rows."""
-        if self.n_folds == 0:
-            for block in self.blocks([(0, self.n)]):
-                yield 0, block
-            return
-        for block in self.blocks([self.always_train]):
-            yield -1, block
-        for f, seg in enumerate(self.segments):
-            for block in self.blocks([seg]):
-                yield f, block
 
-    def blocks(self, slices):
-        for a, b in slices:
-            for start in range(a, b, self._rows):
-                rows = slice(start, min(b, start + self._rows))
-                yield rows, self.Z[:, rows], self.B[:, rows], self.index[rows], self.w[rows]
+class PairData(PairBlock):
+    """All training pairs in memory: the scorers' axes fitted on them, and one
+    :class:`PairBlock`."""
+
+    def __init__(self, S, index, w, scales, fold=None, n_folds: int = 0):
+        w = np.asarray(w, dtype=float)
+        self.scales = tuple(scales)
+        ranges = merge_ranges([axis_ranges(S, w, self.scales)])
+        self.axes = make_axes(ranges, axis_histograms(S, w, self.scales, ranges))
+        block = PairBlock.build(S, index, w, fold, n_folds, self.axes, scales)
+        self.__dict__.update(vars(block))
+        finish_axes(self.axes, *block.bin_sums())
+        self.n = S.shape[0]

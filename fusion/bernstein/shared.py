@@ -11,15 +11,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._multiclass import COUPLED_LOGIT_RANGE
+from .._solver import one_blas_thread
 from .basis import bernstein_basis, evaluate
 from .logistic import Layout, base_ridge
 from .multinomial import Problem, Tables, block_arrays, block_losses, block_stats, cv_path, newton
-from .pairs import BLOCK_PAIRS, MemberAxis, PairData, log_probabilities
+from .pairs import BLOCK_PAIRS, MemberAxis, PairBlock, PairData, log_probabilities
 
 __all__ = [
     "MemorySource",
     "SharedFit",
     "fit_shared",
+    "fit_source",
+    "block_problem_stats",
+    "block_heldout",
     "shared_layout",
     "bin_features",
     "paired_se",
@@ -50,6 +54,37 @@ def bin_features(axes: Sequence[MemberAxis], degree: int) -> tuple[list, list]:
     return Phi, feats
 
 
+def block_problem_stats(block: PairBlock, requests, feats, hessian: bool, gradient: bool):
+    """``[loss, grad, H]`` of every problem ``(key, tables)`` over its training rows in
+    ``block`` (key f: every segment but f; None: every segment); the block's runs of rows
+    are read once for all problems."""
+    out = [[0.0, None, None] for _ in requests]
+    for seg in block.bounds:
+        todo = [j for j, (key, _) in enumerate(requests) if key is None or key != seg]
+        if not todo:
+            continue
+        for Z, B, idx, w in block.blocks(seg):
+            Z, B = block_arrays(Z, B)
+            for j in todo:
+                a, g, h = block_stats(Z, B, idx, w, requests[j][1], feats, hessian, gradient)
+                acc = out[j]
+                acc[0] += a
+                if g is not None:
+                    acc[1] = g if acc[1] is None else acc[1] + g
+                if h is not None:
+                    acc[2] = h if acc[2] is None else acc[2] + h
+    return out
+
+
+def block_heldout(block: PairBlock, requests) -> list[np.ndarray]:
+    """Every problem's log-loss on the rows of ``block`` in its test fold (its key)."""
+    out = []
+    for key, t in requests:
+        losses = [block_losses(*block_arrays(Z, B), idx, t) for Z, B, idx, _ in block.blocks(key)]
+        out.append(np.concatenate(losses) if losses else np.zeros(0))
+    return out
+
+
 class MemorySource:
     """The class-shared fit's statistics over the pairs of a :class:`PairData`: a problem's
     key is the test fold whose complement it trains on (None: every row)."""
@@ -58,54 +93,27 @@ class MemorySource:
         self.data = data
         self.layout = layout
         self.Phi, self.feats = bin_features(data.axes, degree)
+        self.weights = data.segment_weights()
 
     def fold_keys(self) -> list[int]:
         return list(range(self.data.n_folds))
 
     def total(self, key) -> float:
-        return float(sum(self.data.w[a:b].sum() for a, b in self.data.train_slices(key)))
+        return float(sum(v for f, v in self.weights.items() if key is None or f != key))
+
+    def _tables(self, requests):
+        return [(key, Tables.of(x, self.layout, self.Phi)) for key, x in requests]
 
     def stats(self, requests, hessian: bool, gradient: bool = True):
-        tables = [Tables.of(x, self.layout, self.Phi) for _, x in requests]
-        sets = [self._segments(key) for key, _ in requests]
-        out = [[0.0, None, None] for _ in requests]
-        # blocks outside, problems inside: a block's pairs are read from the cache by all
-        for seg, (rows, Z, B, idx, w) in self.data.segment_blocks():
-            if not any(seg in s for s in sets):
-                continue
-            Z, B = block_arrays(Z, B)
-            for j, t in enumerate(tables):
-                if seg not in sets[j]:
-                    continue
-                a, g, h = block_stats(Z, B, idx, w, t, self.feats, hessian, gradient)
-                acc = out[j]
-                acc[0] += a
-                if g is not None:
-                    acc[1] = g if acc[1] is None else acc[1] + g
-                if h is not None:
-                    acc[2] = h if acc[2] is None else acc[2] + h
+        out = block_problem_stats(self.data, self._tables(requests), self.feats, hessian, gradient)
         return [tuple(a) for a in out]
-
-    def _segments(self, key) -> set:
-        """The stored segments (-1: rows never tested; f: fold f's test rows) a problem
-        trains on."""
-        if key is None or self.data.n_folds == 0:
-            return set(range(-1, max(self.data.n_folds, 1)))
-        return {-1, *(f for f in range(self.data.n_folds) if f != key)}
 
     def heldout_weights(self) -> np.ndarray:
         """Weights of the held-out rows, in the order of :meth:`heldout_losses`."""
-        return np.concatenate(
-            [self.data.w[slice(*self.data.test_slice(f))] for f in self.fold_keys()]
-        )
+        return np.concatenate([self.data.w[slice(*self.data.bounds[f])] for f in self.fold_keys()])
 
     def heldout_losses(self, requests) -> np.ndarray:
-        out = []
-        for key, x in requests:
-            t = Tables.of(x, self.layout, self.Phi)
-            for _, Z, B, idx, _ in self.data.blocks([self.data.test_slice(key)]):
-                out.append(block_losses(*block_arrays(Z, B), idx, t))
-        return np.concatenate(out)
+        return np.concatenate(block_heldout(self.data, self._tables(requests)))
 
 
 def paired_se(held: np.ndarray, w: np.ndarray, ref: int) -> np.ndarray:
@@ -153,19 +161,41 @@ def fit_shared(
     n_eff: float,
     progress=None,
 ) -> SharedFit:
-    """The class-shared model on scores ``S`` (n, M, C), class indices ``index`` and weights
-    ``w`` (mean 1): ``lam`` chosen from ``lams`` (largest first) by cross-validation on the
-    test folds ``fold`` with the one-standard-error rule when there are several."""
-    n, M, C = S.shape
+    """The class-shared model on scores ``S`` (n, M, C) in memory, class indices ``index``
+    and weights ``w`` (mean 1): ``lam`` chosen from ``lams`` (largest first) by
+    cross-validation on the test folds ``fold`` when there are several."""
+    M = S.shape[1]
     search = len(lams) > 1
     data = PairData(S, index, w, scales, fold if search else None, n_folds if search else 0)
+    source = MemorySource(data, shared_layout(M, degree), degree)
+    return fit_source(source, data.axes, scales, degree, lams, osqp_settings, n_eff, progress)
+
+
+def fit_source(
+    source,
+    axes: list[MemberAxis],
+    scales: Sequence[str],
+    degree: int,
+    lams: Sequence[float],
+    osqp_settings: dict,
+    n_eff: float,
+    progress=None,
+) -> SharedFit:
+    """The fit on a source of statistics (in memory or on dask): the cross-validated path
+    over ``lams`` with the one-standard-error rule when there are several, then the final
+    fit on every row from the mean of the chosen penalty's fold solutions."""
+    with one_blas_thread():  # small dense algebra only: threads would only spin
+        return _fit_source(source, axes, scales, degree, lams, osqp_settings, n_eff, progress)
+
+
+def _fit_source(source, axes, scales, degree, lams, osqp_settings, n_eff, progress) -> SharedFit:
+    M = len(axes)
     layout = shared_layout(M, degree)
-    source = MemorySource(data, layout, degree)
     ridge = base_ridge(n_eff)
     x0 = np.zeros(layout.n_coef)
-    x0[:M] = 1.0 / M
+    x0[:M] = 1.0 / M  # temperature 1 of the averaged log-probabilities
     cv_scores = cv_se = None
-    if search:
+    if len(lams) > 1:
         path = cv_path(source, layout, lams, x0, osqp_settings, ridge, progress=progress,
                        se_rule=paired_se)  # fmt: skip
         pick = one_se_pick(path.held, path.w)
@@ -175,13 +205,13 @@ def fit_shared(
         cv_se = {float(v): float(s) for v, s in zip(path.lams, se, strict=True)}
         lam = float(path.lams[pick])
         x_start = np.mean(path.solutions[pick], axis=0)
-        if pick == len(lams) - 1 and len(lams) > 1:
+        if pick == len(lams) - 1:
             warnings.warn(
                 f"cross-validation picked lam={lam:g}, the smallest value of lam_grid: a "
                 "smaller penalty might fit better. Pass a lam_grid that extends further down "
                 "to check.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=6,
             )
     else:
         lam, x_start = float(lams[0]), x0
@@ -189,7 +219,7 @@ def fit_shared(
     newton(source, layout, [final], osqp_settings, ridge)
     if progress is not None:
         progress.step(f"final fit, lam={lam:g}")
-    return SharedFit(data.axes, tuple(scales), int(degree), final.x, lam, cv_scores, cv_se,
+    return SharedFit(axes, tuple(scales), int(degree), final.x, lam, cv_scores, cv_se,
                      final.n_iter, final.status)  # fmt: skip
 
 

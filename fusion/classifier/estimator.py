@@ -172,6 +172,17 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
     (2, 2)
     """
 
+    #: Fitted state (the names a model file may hold; see :mod:`fusion.persistence`).
+    _fitted_attributes = (
+        "classes_",
+        "estimators_",
+        "named_estimators_",
+        "stack_method_",
+        "fusion_",
+        "n_features_in_",
+        "feature_names_in_",
+    )
+
     _parameter_constraints: ClassVar[dict] = {
         "estimators": [list],
         "method": [str],
@@ -498,15 +509,22 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         self.estimators_ = estimators_
         self.stack_method_ = methods
         self.fusion_ = fusion_
-        fitted = iter(estimators_)
+        self._name_fitted(names, all_estimators)
+        return S_oof
+
+    def _name_fitted(self, names: list[str], all_estimators: list) -> None:
+        """Set the state derived from ``estimators_`` and the names of all ``estimators``
+        (dropped ones included): ``named_estimators_`` and the score names."""
+        fitted = iter(self.estimators_)
         self.named_estimators_ = Bunch(
             **{
                 n: ("drop" if _is_drop(e) else next(fitted))
                 for n, e in zip(names, all_estimators, strict=True)
             }
         )
-        self._score_names = [n for n, _ in kept]
-        return S_oof
+        self._score_names = [
+            n for n, e in zip(names, all_estimators, strict=True) if not _is_drop(e)
+        ]
 
     def _weight_params(self, kept, w) -> list[dict]:
         """Per estimator, ``{"sample_weight": w}`` if its fit takes it (else a warning)."""
@@ -547,6 +565,36 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
                 f"(n, M, C) = {S.shape} array from {S.shape[1]} estimator(s) and "
                 f"{S.shape[2]} classes. It said: {err}"
             ) from err
+
+    # -- persistence ---------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the fitted classifier to ``path`` without pickle; read it with
+        :func:`fusion.load`.
+
+        The archive is that of every fusion model (:mod:`fusion.persistence`): the fusion
+        model ``fusion_`` as plain data, and each scikit-learn base estimator as an embedded
+        :mod:`skops.io` archive, which :func:`fusion.load` builds only from trusted types.
+        A path is written atomically (a unique temporary file in the same directory, then a
+        rename); a symbolic link is followed.
+
+        Parameters
+        ----------
+        path : str, os.PathLike or binary file object
+            Destination.
+
+        Raises
+        ------
+        fusion.PersistenceError
+            Some parameter or fitted attribute cannot be saved without pickle (nothing is
+            written then).
+        sklearn.exceptions.NotFittedError
+            The classifier is not fitted.
+        OSError
+            Writing failed; the message names ``path``.
+        """
+        from ..persistence import save
+
+        save(self, path)
 
     # -- prediction ----------------------------------------------------------------------
     def _base_scores(self, X) -> np.ndarray:

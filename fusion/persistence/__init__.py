@@ -12,9 +12,11 @@ method, no encryption):
     ``format_version``  integer, 1 for this layout; readers refuse newer versions
     ``fusion_version``  the ``fusion.__version__`` that wrote the file (informational)
     ``estimator``       the *stable name* of the estimator class: a key of
-                        :data:`fusion.METHODS`, or ``"platt"``, ``"isotonic"``,
+                        :data:`fusion.METHODS`, ``"platt"``, ``"isotonic"``,
                         ``"histogram"`` for the 1-D calibrators that :func:`fusion.fit` does
-                        not offer (never an import path: only these classes are instantiated)
+                        not offer, or ``"fusion_classifier"`` for
+                        :class:`~fusion.FusionClassifier` (never an import path: only these
+                        classes are instantiated)
     ``params``          object: constructor parameter name -> value
     ``attributes``      object: fitted attribute name -> value
     ``check``           object ``{"points": (k, M) array, "proba": (k,) array}``: the
@@ -42,6 +44,9 @@ ndarray of dtype object holding scalars (labels)      ``{"__objarray__": [...], 
 fitted ECDFNormalizer or saveable estimator           ``{"__estimator__": name, "params": {...},
                                                       "attributes": {...}}``
                                                       (``name`` ``"ecdf"`` for ECDFNormalizer)
+anything else, in a FusionClassifier file only        ``{"__skops__": "<npz key>"}``: the bytes
+(its scikit-learn base estimators, a ``cv``           of a :mod:`skops.io` archive of stored
+splitter, ...)                                        members, as a 1-D ``uint8`` array
 ====================================================  ===========================================
 
 Dtypes, numpy scalar types and container types round-trip exactly, so predictions of a loaded
@@ -71,6 +76,27 @@ failure the temporary file is removed, and errors name the path given by the cal
 temporary file. A file object must be open in binary mode (:class:`BinaryModeError`, a
 ``PersistenceError`` and ``TypeError``, otherwise); it is written in place, not atomically.
 
+FusionClassifier
+----------------
+A fitted :class:`~fusion.FusionClassifier` is saved in the same archive: its parameters and
+fitted attributes by the table above, its fusion model ``fusion_`` as a nested estimator of
+plain data, and what no table of plain data can describe (each scikit-learn base estimator,
+given and fitted, and a splitter given as ``cv``) as an embedded archive of
+:func:`skops.io.dumps`, scikit-learn's project for persisting estimators without pickle.
+``named_estimators_`` is rebuilt on loading. ``check`` is the self-check of ``fusion_``
+(the base estimators score raw input, which the file does not hold).
+
+Loading builds an embedded archive only when every type it would build is trusted: the
+types skops trusts itself (scikit-learn's estimators, numpy and scipy types), the
+scikit-learn internals of common classifiers listed in :data:`TRUSTED_TYPES` (trees,
+histogram gradient boosting, neural network optimizers, calibration, splitters), and the
+names passed as ``trusted`` to :func:`load` (say, your own classifier class). The types are
+read with :func:`skops.io.get_untrusted_types` before anything is built; any other type
+(such as a function that would run on the input) makes loading raise
+:class:`PersistenceError` naming it. Only then does skops import the modules of those
+types; the rest of the file is read as for every model. Embedded archives must consist of
+stored (uncompressed) zip members, so nothing in them inflates beyond the limits below.
+
 Limits of loading
 -----------------
 Loading allocates nothing whose size it has not checked, in this order:
@@ -89,7 +115,8 @@ Loading allocates nothing whose size it has not checked, in this order:
 
 What loading checks
 -------------------
-Loading never unpickles and never imports a name taken from the file. It raises
+Loading never unpickles, and never imports a name taken from the file except the trusted
+types of a FusionClassifier's base estimators (above). It raises
 :class:`PersistenceError` (a ``ValueError``) for anything but a well-formed file of a known
 version within the limits above, whatever the damage: a pickle or other non-zip file, a
 truncated or corrupted archive (any byte of it), unknown or missing members or keys, an unknown
@@ -112,6 +139,7 @@ from __future__ import annotations
 
 import io
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -126,6 +154,7 @@ from ._classes import (
     is_top_level,
     saveable_classes,
 )
+from ._classifier import CLASSIFIER_NAME, TRUSTED_TYPES, build_classifier, encode_classifier
 from ._codec import FORMAT, FORMAT_VERSION, Decoder, Encoder, dump_meta, parse_meta
 from ._errors import BinaryModeError, PersistenceError
 
@@ -136,6 +165,7 @@ __all__ = [
     "MAX_META_BYTES",
     "MAX_INFLATION",
     "INFLATION_ALLOWANCE",
+    "TRUSTED_TYPES",
     "PersistenceError",
     "BinaryModeError",
     "save",
@@ -151,8 +181,9 @@ def save(estimator, path) -> None:
 
     Parameters
     ----------
-    estimator : FusionEstimator
-        A fitted estimator of a saveable class (:func:`saveable_classes`).
+    estimator : FusionEstimator or FusionClassifier
+        A fitted estimator of a saveable class (:func:`saveable_classes`), or a fitted
+        :class:`~fusion.FusionClassifier`.
     path : str, os.PathLike or binary file object
         Destination. A path is written atomically (unique temporary file in the same directory,
         then rename); a symbolic link is followed.
@@ -172,7 +203,11 @@ def save(estimator, path) -> None:
     from sklearn.utils.validation import check_is_fitted
 
     from .._version import __version__
+    from ..classifier import FusionClassifier
 
+    if type(estimator) is FusionClassifier:
+        _save_classifier(estimator, path)
+        return
     cls = type(estimator)
     name = class_name(cls)
     if name is None or not is_top_level(cls):
@@ -199,7 +234,26 @@ def save(estimator, path) -> None:
     _archive.write(path, dump_meta(meta), buf.getvalue())
 
 
-def load(path, *, max_bytes: int = MAX_BYTES):
+def _save_classifier(estimator, path) -> None:
+    from sklearn.utils.validation import check_is_fitted
+
+    from .._version import __version__
+
+    check_is_fitted(estimator)
+    state, arrays = encode_classifier(estimator)
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "fusion_version": __version__,
+        "estimator": CLASSIFIER_NAME,
+        **state,
+    }
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **arrays)
+    _archive.write(path, dump_meta(meta), buf.getvalue())
+
+
+def load(path, *, max_bytes: int = MAX_BYTES, trusted: Iterable[str] = ()):
     """Read a model written by :meth:`FusionEstimator.save`; never unpickles.
 
     Parameters
@@ -208,10 +262,16 @@ def load(path, *, max_bytes: int = MAX_BYTES):
     max_bytes : int, default=MAX_BYTES (4 GiB)
         The largest total uncompressed size of the file's members that is read; larger files
         are refused before anything is inflated.
+    trusted : iterable of str, default=()
+        For a :class:`~fusion.FusionClassifier`: further types (full names, as
+        :func:`skops.io.get_untrusted_types` gives them) that its base estimators may be
+        built from, beyond scikit-learn's estimators, numpy and scipy types and
+        :data:`TRUSTED_TYPES`. Pass them only for files you trust: building a type runs its
+        code.
 
     Returns
     -------
-    FusionEstimator
+    FusionEstimator or FusionClassifier
         The fitted estimator; its predictions equal the saved model's bit for bit.
 
     Raises
@@ -228,8 +288,12 @@ def load(path, *, max_bytes: int = MAX_BYTES):
         raise TypeError(f"max_bytes must be an integer, got {max_bytes!r}.")
     if max_bytes < 0:
         raise ValueError(f"max_bytes must be non-negative, got {max_bytes}.")
+    if isinstance(trusted, str) or not all(isinstance(t, str) for t in trusted):
+        raise TypeError(f"trusted must be an iterable of type names (str), got {trusted!r}.")
     meta_bytes, arrays, what = _archive.read(path, int(max_bytes))
     meta = parse_meta(meta_bytes, what)
+    if meta["estimator"] == CLASSIFIER_NAME:
+        return _load_classifier(meta, arrays, what, trusted)
     decoder = Decoder(arrays)
     try:
         est = _build_top(meta, decoder)
@@ -239,6 +303,24 @@ def load(path, *, max_bytes: int = MAX_BYTES):
         points = decoder.value(check["points"], "check points", 0)
         proba = decoder.value(check["proba"], "check proba", 0)
         check_loaded(est, points, proba, meta["fusion_version"])
+    except (PersistenceError, MemoryError):
+        raise
+    except Exception as err:  # noqa: BLE001 - the file is untrusted: any failure means invalid
+        raise PersistenceError(
+            f"invalid fusion model file {what}: {type(err).__name__}: {err}"
+        ) from err
+    unused = decoder.unused()
+    if unused:
+        raise PersistenceError(
+            f"invalid fusion model file: {_archive.ARRAYS} holds arrays no field refers to: "
+            f"{sorted(unused)[:5]}."
+        )
+    return est
+
+
+def _load_classifier(meta: dict, arrays: dict, what: str, trusted: Iterable[str]):
+    try:
+        est, decoder = build_classifier(meta, arrays, trusted)
     except (PersistenceError, MemoryError):
         raise
     except Exception as err:  # noqa: BLE001 - the file is untrusted: any failure means invalid

@@ -20,6 +20,15 @@ def check_points(estimator) -> np.ndarray:
     """
     if "estimators_" in vars(estimator):
         return np.stack([check_points(e) for e in estimator.estimators_], axis=2)
+    if "n_classes_" in vars(estimator):  # one fusion shared by every class
+        C = estimator.n_classes_
+        points = _cube_points(estimator)
+        shift = np.random.default_rng(1).integers(0, points.shape[0], size=C)
+        return np.stack([np.roll(points, s, axis=0) for s in shift], axis=2)
+    return _cube_points(estimator)
+
+
+def _cube_points(estimator) -> np.ndarray:
     M = estimator.n_features_in_
     diagonal = np.linspace(0.0, 1.0, 5)[:, None].repeat(M, axis=1)
     knots = np.column_stack([np.resize(v, 8) for v in estimator.ecdf_.values_])
@@ -33,6 +42,8 @@ def check_loaded(est, points, proba, saved_by) -> None:
     reproduce ``proba`` at ``points``."""
     if "estimators_" in vars(est):
         _check_multiclass_state(est)
+    elif "n_classes_" in vars(est):
+        _check_shared_state(est)
     else:
         _check_binary_state(est)
     _self_check(est, points, proba, saved_by)
@@ -43,17 +54,9 @@ def _bad(msg: str):
 
 
 def _check_multiclass_state(est) -> None:
-    classes, models = est.classes_, est.estimators_
-    C = len(classes) if isinstance(classes, np.ndarray) and classes.ndim == 1 else 0
-    if C < 3:
-        _bad("a multi-class model's classes_ must be an array of at least 3 labels.")
-    try:
-        ordered = bool(np.all(classes[1:] > classes[:-1]))
-    except TypeError:
-        ordered = False
-    if not ordered:
-        _bad(f"classes_ must hold sorted distinct labels, got {classes.tolist()[:10]}.")
-    if type(models) is not list or len(models) != C or getattr(est, "n_classes_", None) != C:
+    models = est.estimators_
+    C = _check_classes(est)
+    if type(models) is not list or len(models) != C:
         _bad(f"a multi-class model needs n_classes_ = {C} and one fusion per class.")
     for k, model in enumerate(models):
         if type(model) is not type(est) or "estimators_" in vars(model):
@@ -77,7 +80,50 @@ def _check_multiclass_state(est) -> None:
         _bad(f"coupling_intercept_ must be {C} finite floats.")
 
 
+def _check_classes(est) -> int:
+    classes = est.classes_
+    C = len(classes) if isinstance(classes, np.ndarray) and classes.ndim == 1 else 0
+    if C < 3:
+        _bad("a multi-class model's classes_ must be an array of at least 3 labels.")
+    try:
+        ordered = bool(np.all(classes[1:] > classes[:-1]))
+    except TypeError:
+        ordered = False
+    if not ordered:
+        _bad(f"classes_ must hold sorted distinct labels, got {classes.tolist()[:10]}.")
+    if getattr(est, "n_classes_", None) != C:
+        _bad(f"a multi-class model needs n_classes_ = {C}.")
+    return C
+
+
+def _check_shared_state(est) -> None:
+    """A multi-class model whose one fusion serves every class: its classes, and the
+    normalizer and score columns of the binary state (the coefficients are checked by the
+    estimator when it predicts)."""
+    _check_classes(est)
+    if getattr(est, "multiclass_", None) != "shared":
+        _bad("a multi-class model without one fusion per class must have multiclass_='shared'.")
+    _check_inputs(est)
+
+
 def _check_binary_state(est) -> None:
+    _check_inputs(est)
+    classes = est.classes_
+    if not isinstance(classes, np.ndarray) or classes.shape != (2,):
+        _bad(
+            f"classes_ must be an array of shape (2,), got {type(classes).__name__} "
+            f"{getattr(classes, 'shape', '')}."
+        )
+    try:
+        ordered = bool(classes[0] < classes[1])
+    except TypeError:
+        ordered = False
+    if not ordered:
+        _bad(f"classes_ must hold two sorted distinct labels, got {classes.tolist()}.")
+
+
+def _check_inputs(est) -> None:
+    """The score columns (``n_features_in_``, names) and the normalizer ``ecdf_``."""
     from ..ecdf import ECDFNormalizer, valid_knots
 
     bad = _bad
@@ -89,18 +135,6 @@ def _check_binary_state(est) -> None:
         bad(f"n_features_in_ must be a positive integer, got {M!r}.")
     if M < 2 and not est._allows_1d:
         bad(f"{type(est).__name__} needs n_features_in_ >= 2, got {M}.")
-    classes = est.classes_
-    if not isinstance(classes, np.ndarray) or classes.shape != (2,):
-        bad(
-            f"classes_ must be an array of shape (2,), got {type(classes).__name__} "
-            f"{getattr(classes, 'shape', '')}."
-        )
-    try:
-        ordered = bool(classes[0] < classes[1])
-    except TypeError:
-        ordered = False
-    if not ordered:
-        bad(f"classes_ must hold two sorted distinct labels, got {classes.tolist()}.")
     names = getattr(est, "feature_names_in_", None)
     if names is not None and not (
         isinstance(names, np.ndarray)
@@ -125,7 +159,7 @@ def _check_binary_state(est) -> None:
 
 def _self_check(est, points, proba, saved_by) -> None:
     M = est.n_features_in_
-    C = est.n_classes_ if "estimators_" in vars(est) else None
+    C = est.n_classes_ if "n_classes_" in vars(est) else None
     tail = (M,) if C is None else (M, C)
     want = (points.shape[0],) if C is None else (points.shape[0], C)
     if not (

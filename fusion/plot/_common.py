@@ -49,10 +49,14 @@ def pyplot():
 
 
 def axes(ax, figsize=(4.5, 4)):
-    """``ax``, or the Axes of a new figure."""
+    """``ax``, or the Axes of a new figure.
+
+    A new figure uses the constrained layout, which keeps titles, axis labels, tick labels
+    and colorbars inside the figure at any size.
+    """
     if ax is not None:
         return ax
-    return pyplot().subplots(figsize=figsize)[1]
+    return pyplot().subplots(figsize=figsize, layout="constrained")[1]
 
 
 def set_labels(ax, *, title=None, xlabel=None, ylabel=None) -> None:

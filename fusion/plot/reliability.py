@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from ..metrics import reliability_bins, top_label_bins
 from ..metrics._labels import binary_pair
 from ..metrics.binned import _bin_ids
-from ._common import axes, doc, positive_int, set_labels
+from ._common import axes, doc, positive_int, pyplot, set_labels
 
 _DIAGONAL = "perfectly calibrated"
 
@@ -139,12 +139,14 @@ def reliability_bands(
         Seed of the resampling; the default gives the same band on every call.
     {binary_labels}
     ax : matplotlib Axes, optional
-        Axes of the diagram; a new figure when omitted.
+        Axes of the diagram; when omitted, a new figure holding the diagram above the
+        histogram.
     histogram : bool, default=True
         Draw the count histogram below the diagram.
     hist_ax : matplotlib Axes, optional
-        Axes of the histogram; by default one is appended below ``ax`` sharing its x-axis.
-        Pass the same one again to overlay several models.
+        Axes of the histogram; by default one is appended below ``ax`` sharing its x-axis
+        (an axes divider's: leave room under ``ax`` in a figure of your own, or pass
+        ``hist_ax``). Pass the same one again to overlay several models.
     label : str, optional
         Legend label of the curve.
     show_counts : bool, default=False
@@ -175,6 +177,12 @@ def reliability_bands(
     observed = positives / totals
     lower, upper = _bootstrap_rates(positives, totals, n_boot, confidence, random_state)
 
+    if ax is None and histogram and hist_ax is None:
+        # A new figure of two rows under the constrained layout, which keeps every label
+        # inside the figure (it cannot manage an Axes appended by an axes divider).
+        _, (ax, hist_ax) = pyplot().subplots(
+            2, 1, figsize=(4.5, 5), height_ratios=(3, 1), sharex=True, layout="constrained"
+        )
     ax = axes(ax, figsize=(4.5, 5))
     line = _curve(ax, predicted, observed, totals, label=label, show_counts=show_counts)
     ax.fill_between(

@@ -101,43 +101,91 @@ def contour(
     return ax
 
 
-def _mass_levels(density: np.ndarray, masses) -> np.ndarray:
-    """Density thresholds whose super-level sets hold the given shares of the mass."""
-    values = np.sort(density.ravel())[::-1]
-    cumulative = np.cumsum(values) / values.sum()
-    idx = np.minimum(np.searchsorted(cumulative, np.asarray(masses, dtype=float)), values.size - 1)
-    return values[idx]
-
-
 #: Points used for the density estimate; a random subset beyond (the contours of 5,000 points
 #: are as readable as those of millions, and the estimate costs points x grid).
 _DENSITY_POINTS = 5000
 
 
-def _normalized_density(U: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Density of normalized points on a ``size x size`` grid of the open square.
+def density_regions(
+    U: np.ndarray, masses, size: int = 60, *, max_points: int = _DENSITY_POINTS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The densest regions of normalized points that hold given shares of them.
 
-    A Gaussian KDE on the normal scores ``z = Phi^-1(u)`` (unbounded, so no mass leaks over
-    the edges of the square as it would for a KDE on ``u`` itself), mapped back to the square
-    by the change of variables ``p(u) = p(z) / (phi(z_1) phi(z_2))``.
+    The points ``U`` of the normalized square are mapped to their normal scores
+    ``z = Phi^-1(u)``, where a Gaussian kernel density estimate ``q`` (Scott's bandwidth) is
+    smooth and has no edges to leak over. The region of mass ``m`` is the highest-density
+    region ``{q >= t_m}``, with ``t_m`` the ``(1 - m)``-quantile of ``q`` at the points
+    themselves (Hyndman 1996), so that it holds the share ``m`` of the points. The regions of
+    increasing masses are super-level sets of one function at decreasing thresholds, hence
+    nested; as shapes on the square they are the same sets in ``u``: mapping ``z`` back by
+    ``Phi`` moves no point across a boundary.
+
+    Densest is meant in normal scores, not on the square itself: on the square every score is
+    uniform, so two independent scorers have a flat density there whose level sets are noise,
+    and correlated ones have a density that diverges at two corners. In normal scores both
+    are unimodal, and the regions are filled shapes around the bulk of the points.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, 2)
+        Normalized points in ``[0, 1]^2`` (values at 0 or 1 are moved half a rank inside).
+    masses : sequence of float
+        Shares in ``(0, 1)``.
+    size : int, default=60
+        Grid points per axis of the square at which ``q`` is evaluated.
+    max_points : int, default=5000
+        The estimate uses a fixed random subset of this many points when there are more.
+
+    Returns
+    -------
+    grid : ndarray of shape (size,)
+        Cell centres ``(k + 1/2) / size`` of each axis of the square.
+    density : ndarray of shape (size, size)
+        ``q(Phi^-1(u_1), Phi^-1(u_2))`` on the grid (rows: the second coordinate).
+    levels : ndarray of shape (len(masses),)
+        The threshold ``t_m`` of each mass, in the order of ``masses`` (larger masses give
+        lower thresholds).
     """
     from scipy.stats import gaussian_kde, norm
 
-    if U.shape[0] > _DENSITY_POINTS:
-        U = U[np.random.default_rng(0).choice(U.shape[0], _DENSITY_POINTS, replace=False)]
-    if U.shape[0] < 3:
-        raise ValueError(f"the density needs at least 3 points, got {U.shape[0]}.")
-    grid = (np.arange(size) + 0.5) / size
-    g1, g2 = np.meshgrid(norm.ppf(grid), norm.ppf(grid))
+    U = np.asarray(U, dtype=float)
+    n = U.shape[0]
+    if U.ndim != 2 or U.shape[1] != 2:
+        raise ValueError(f"the density needs points of shape (n, 2), got {U.shape}.")
+    if n < 3:
+        raise ValueError(f"the density needs at least 3 points, got {n}.")
+    if n > max_points:
+        U = U[np.random.default_rng(0).choice(n, max_points, replace=False)]
+    edge = 0.5 / max(n, 2)
+    Z = norm.ppf(np.clip(U, edge, 1.0 - edge)).T
     try:
-        kde = gaussian_kde(norm.ppf(U).T)
+        kde = gaussian_kde(Z)
     except np.linalg.LinAlgError:
         raise ValueError(
             "the density of the scores is degenerate (the two normalized scores lie on a "
             "line); use density='points'."
         ) from None
-    z = kde(np.vstack([g1.ravel(), g2.ravel()])).reshape(g1.shape)
-    return grid, z / (norm.pdf(g1) * norm.pdf(g2))
+    grid = (np.arange(size) + 0.5) / size
+    g1, g2 = np.meshgrid(norm.ppf(grid), norm.ppf(grid))
+    density = kde(np.vstack([g1.ravel(), g2.ravel()])).reshape(g1.shape)
+    levels = np.quantile(kde(Z), 1.0 - np.asarray(masses, dtype=float))
+    return grid, density, levels
+
+
+def _density_contours(ax, U: np.ndarray, masses: np.ndarray, size: int) -> None:
+    """The nested regions of :func:`density_regions`, lightly filled (the more mass, the
+    fainter) and outlined, each outline labelled with its share."""
+    grid, dens, levels = density_regions(U, masses, size)
+    order = np.argsort(levels)  # increasing thresholds: decreasing masses
+    levels, masses = levels[order], masses[order]
+    keep = np.concatenate([[True], np.diff(levels) > 0])
+    levels, masses = levels[keep], masses[keep]
+    top = max(float(dens.max()), float(levels[-1])) * 1.01 + 1e-300
+    shades = [(1.0, 1.0, 1.0, 0.06 * (k + 1)) for k in range(levels.size)]
+    ax.contourf(grid, grid, dens, levels=[*levels, top], colors=shades, antialiased=True)
+    lines = ax.contour(grid, grid, dens, levels=levels, colors="white", linewidths=1.0)
+    labels = [f"{m:.0%}" for m in masses]
+    ax.clabel(lines, fmt=dict(zip(lines.levels, labels, strict=True)), fontsize=7)
 
 
 @doc
@@ -176,10 +224,11 @@ def fused_surface(
     resolution : int, default=101
         Pixels per axis of the heatmap.
     density : {"contour", "points"} or None, default="contour"
-        ``"contour"``: lines enclosing the densest regions that hold ``density_masses`` of the
-        points, labelled with their share (a Gaussian kernel density estimate on the normal
-        scores ``Phi^-1(u)``, from at most 5,000 of the points). ``"points"``: the points
-        themselves. None: no overlay.
+        ``"contour"``: nested, lightly filled regions, the densest ones that hold
+        ``density_masses`` of the points, outlined and labelled with their share (densest
+        for a Gaussian kernel density estimate on the normal scores ``Phi^-1(u)``, from at
+        most 5,000 of the points; ``fusion.plot.surface.density_regions``). ``"points"``: the
+        points themselves. None: no overlay.
     density_grid : int, default=60
         Grid points per axis of the density estimate for ``density="contour"``.
     density_masses : sequence of float, default=(0.5, 0.8, 0.95)
@@ -222,15 +271,7 @@ def fused_surface(
     if U is not None and density == "points":
         ax.scatter(U[:, 0], U[:, 1], s=7, c="white", edgecolors="k", linewidths=0.3, alpha=0.8)
     elif U is not None and density == "contour":
-        grid, dens = _normalized_density(U, density_grid)
-        levels = _mass_levels(dens, masses)  # decreasing in mass
-        order = np.argsort(levels)
-        levels, masses = levels[order], masses[order]
-        keep = np.concatenate([[True], np.diff(levels) > 0])
-        levels, masses = levels[keep], masses[keep]
-        lines = ax.contour(grid, grid, dens, levels=levels, colors="white", linewidths=1.0)
-        labels = [f"{m:.0%}" for m in masses]
-        ax.clabel(lines, fmt=dict(zip(lines.levels, labels, strict=True)), fontsize=7)
+        _density_contours(ax, U, masses, density_grid)
     if colorbar:
         label = f"P(Y = {positive} | u)" if colorbar_label is None else colorbar_label
         ax.figure.colorbar(image, ax=ax, label=label)

@@ -1,0 +1,112 @@
+"""The (row, class) pairs of the class-shared model (fusion/bernstein/pairs.py): scales,
+log-probabilities, content folds, the pooled normalization and the bins."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import log_softmax, softmax
+
+from fusion.bernstein.pairs import (
+    HIST_BINS,
+    LOG_TINY,
+    SHARED_KNOTS,
+    PairData,
+    detect_scale,
+    histogram,
+    knots_from_histogram,
+    log_probabilities,
+    row_folds,
+)
+
+
+def _scores(n=300, M=2, C=5, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    L = rng.normal(size=(n, M, C)) * 2
+    return softmax(L, axis=2).astype(dtype), rng.integers(0, C, n)
+
+
+def test_scale_is_decided_by_the_range_unless_given():
+    P, _ = _scores()
+    assert detect_scale(P, "auto") == "probability"
+    assert detect_scale(np.log(P), "auto") == "logit"
+    assert detect_scale(P, "identity") == "logit"  # the user says: these are logits
+    with pytest.raises(ValueError, match=r"base='logit' takes class probabilities.*identity"):
+        detect_scale(np.log(P), "logit")
+
+
+def test_logits_give_the_log_probabilities_of_their_softmax():
+    rng = np.random.default_rng(1)
+    L = rng.normal(size=(50, 7)) * 3 + rng.normal(size=(50, 1)) * 10  # any row shift
+    z = log_probabilities(L, "logit")
+    np.testing.assert_allclose(z, log_softmax(L, axis=1), atol=1e-12)
+    np.testing.assert_allclose(log_probabilities(softmax(L, axis=1), "probability"), z, atol=1e-9)
+
+
+def test_zero_probabilities_become_the_floor_not_minus_infinity():
+    p = np.array([[0.0, 0.25, 0.75], [1e-300, 0.5, 0.5]])
+    z = log_probabilities(p, "probability")
+    assert np.all(np.isfinite(z)) and z[0, 0] == LOG_TINY
+    assert log_probabilities(p, "probability", floor=-20.0)[0, 0] == -20.0
+    assert log_probabilities(p.astype(np.float32), "probability").dtype == np.float32
+
+
+def test_folds_depend_only_on_each_row_content():
+    S, y = _scores(400, seed=2)
+    f = row_folds(S, y, 5, seed=0)
+    assert set(np.unique(f)) == set(range(5))
+    perm = np.random.default_rng(3).permutation(400)
+    np.testing.assert_array_equal(row_folds(S[perm], y[perm], 5, 0), f[perm])
+    halves = np.r_[row_folds(S[:123], y[:123], 5, 0), row_folds(S[123:], y[123:], 5, 0)]
+    np.testing.assert_array_equal(halves, f)
+    twice = np.concatenate([S, S[:10]])
+    g = row_folds(twice, np.r_[y, y[:10]], 5, 0)
+    np.testing.assert_array_equal(g[400:], f[:10])  # a repeated row shares its fold
+    assert not np.array_equal(row_folds(S, y, 5, seed=1), f)  # the seed matters
+    # the label is part of the content
+    assert not np.array_equal(row_folds(S, (y + 1) % 5, 5, 0), f)
+
+
+def test_normalization_is_strictly_increasing_inside_the_unit_interval():
+    S, _ = _scores(2000, M=1, C=50, seed=4)
+    z = log_probabilities(S[:, 0], "probability")
+    h = histogram(z, np.ones(2000), float(z.min()), float(z.max()))
+    assert h.shape == (HIST_BINS,)
+    np.testing.assert_allclose(h.sum(), 2000.0)  # every row's probabilities sum to 1
+    knots, values = knots_from_histogram(h, float(z.min()), float(z.max()))
+    assert knots.shape[0] <= SHARED_KNOTS
+    assert np.all(np.diff(knots) > 0) and np.all(np.diff(values) > 0)
+    assert 0 < values[0] and values[-1] < 1
+
+
+def test_the_normalization_weights_each_class_by_the_scorers_probability():
+    # half the pairs at probability ~0 (classes never predicted): the weighted distribution
+    # puts almost no mass there, so they sit at u ~ 0; under the scorer's own probabilities
+    # u is uniform (mean 1/2), however many classes share the rest
+    S, y = _scores(1000, M=1, C=20, seed=5)
+    S[:, :, 10:] = 1e-9
+    S /= S.sum(axis=2, keepdims=True)
+    data = PairData(S, y, np.ones(1000), ["probability"])
+    p = S[:, 0]
+    u = data.axes[0].normalize(log_probabilities(p, "probability"))
+    assert np.max(u[:, 10:]) < 1e-3
+    assert abs(np.sum(p * u) / np.sum(p) - 0.5) < 0.01
+
+
+def test_bins_hold_their_pairs_and_their_mean():
+    S, y = _scores(500, M=2, C=8, seed=6, dtype=np.float32)
+    fold = row_folds(S, y, 5, 0)
+    data = PairData(S, y, np.ones(500), ["probability"] * 2, fold, 5)
+    assert data.Z.dtype == np.float32 and data.B.dtype == np.int16
+    for m, axis in enumerate(data.axes):
+        z = data.Z[m].astype(float)
+        b = data.B[m]
+        edges = np.r_[-np.inf, axis.cuts, np.inf]
+        assert np.all(z >= edges[b]) and np.all(z < edges[b + 1])
+        for k in np.unique(b)[:20]:
+            np.testing.assert_allclose(axis.zbar[k], z[b == k].mean(), rtol=1e-6)
+        assert np.all(np.diff(axis.ubar) >= 0)
+    # rows are stored fold after fold; every fold's test rows form one slice
+    for f in range(5):
+        a, c = data.bounds[f]
+        np.testing.assert_array_equal(fold[data.order[a:c]], f)
