@@ -36,7 +36,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._multiclass import check_multiclass_targets, couple, fit_coupling, multiclass_scores
+from ._multiclass import (
+    check_multiclass_targets,
+    couple,
+    fit_coupling,
+    heldout_coupled_losses,
+    multiclass_scores,
+)
 from ._validation import (
     DIRECTION_Z,
     anti_alignment_z,
@@ -375,8 +381,16 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 "method, BernsteinFusion)."
             )
 
-    def _fit_per_class(self, S: np.ndarray, classes, index, sample_weight) -> None:
-        """One binary fusion per class on the class's scores, coupled by a softmax."""
+    def _fit_per_class(
+        self, S: np.ndarray, classes, index, sample_weight, folds: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """One binary fusion per class on the class's scores, coupled by a softmax.
+
+        ``folds``: the test fold of every row for the out-of-fold coupling (default:
+        :data:`COUPLING_FOLDS` folds by content). Returns every row's held-out log-loss of
+        the coupled distribution on those folds (its fold's coupling fitted on the other
+        folds' out-of-fold probabilities), or None where the method has no out-of-fold
+        probabilities."""
         n, M, C = S.shape
         unseen = np.setdiff1d(np.arange(C), index)
         if unseen.size:
@@ -399,7 +413,7 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
                 ) from err
             estimators.append(est)
             P[:, k] = est._positive_proba(S[:, :, k])
-        oof, folds = self._out_of_fold_proba(S, index, w, estimators)
+        oof, folds = self._out_of_fold_proba(S, index, w, estimators, folds)
         self.coupling_slope_, self.coupling_intercept_, self.coupling_penalty_ = fit_coupling(
             P if oof is None else oof, index, w, folds
         )
@@ -408,6 +422,11 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         self.n_classes_ = C
         self.n_features_in_ = M
         self.multiclass_ = "per-class"
+        return (
+            None
+            if oof is None
+            else heldout_coupled_losses(oof, index, w, folds, self.coupling_penalty_)
+        )
 
     def _refit_params(self) -> dict | None:
         """Parameters that refit this fitted model's choices (penalty, degree, directions)
@@ -416,7 +435,12 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         return None
 
     def _out_of_fold_proba(
-        self, S: np.ndarray, index: np.ndarray, w: np.ndarray, estimators: list
+        self,
+        S: np.ndarray,
+        index: np.ndarray,
+        w: np.ndarray,
+        estimators: list,
+        folds: np.ndarray | None = None,
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """One-vs-rest probabilities of every row from fits that did not see it, and the
         fold of every row (both None where the method cannot refit without a search).
@@ -432,10 +456,11 @@ class FusionEstimator(ClassifierMixin, BaseEstimator):
         if any(r is None for r in refits):
             return None, None
         n, _, C = S.shape
-        keys = np.nan_to_num(S.reshape(n, -1).astype(float), nan=-1.0, posinf=2.0, neginf=-2.0)
-        folds = content_folds(keys, index, COUPLING_FOLDS, getattr(self, "random_state", 0))
+        if folds is None:
+            keys = np.nan_to_num(S.reshape(n, -1).astype(float), nan=-1.0, posinf=2.0, neginf=-2.0)
+            folds = content_folds(keys, index, COUPLING_FOLDS, getattr(self, "random_state", 0))
         oof = np.empty((n, C))
-        for f in range(COUPLING_FOLDS):
+        for f in np.unique(folds[folds >= 0]):
             test = folds == f
             train = ~test
             if not test.any():

@@ -39,6 +39,7 @@ __all__ = [
     "check_multiclass_targets",
     "resolve_classes",
     "fit_coupling",
+    "heldout_coupled_losses",
     "couple",
     "LOGIT_CLIP",
     "COUPLED_LOGIT_RANGE",
@@ -229,6 +230,23 @@ def fit_coupling(
         tau = SPREAD_GRID[_one_se_largest(held, w)]
     a, b = _fit_coupling(L, index, w, tau)
     return a, b, float(tau)
+
+
+def heldout_coupled_losses(
+    P: np.ndarray, index: np.ndarray, w: np.ndarray, folds: np.ndarray, tau: float
+) -> np.ndarray:
+    """Every row's log-loss of the coupled distribution of out-of-fold one-vs-rest
+    probabilities ``P``, the coupling of its fold fitted (with the spread penalty ``tau``)
+    on the other folds' rows; NaN for rows in no test fold."""
+    L = _logits(P)
+    out = np.full(P.shape[0], np.nan)
+    for f in np.unique(folds[folds >= 0]):
+        test = folds == f
+        train = (folds != f) & (w > 0)
+        a, b = _fit_coupling(L[train], index[train], w[train], tau)
+        q = couple(P[test], a, b)
+        out[test] = -np.log(q[np.arange(int(test.sum())), index[test]])
+    return out
 
 
 def _one_se_largest(held: np.ndarray, w: np.ndarray) -> int:

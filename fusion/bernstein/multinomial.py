@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 from .._solver import SolverError, SolverWarning
 from .logistic import (
@@ -65,6 +66,8 @@ from .qp import DenseUpper
 __all__ = [
     "HESSIAN_TINY",
     "Tables",
+    "Curvature",
+    "DENSE_BIASES",
     "block_stats",
     "block_losses",
     "block_arrays",
@@ -78,22 +81,50 @@ HESSIAN_TINY = 1e-12
 #: Newton steps a problem takes with a shared Hessian (:func:`newton`) before it evaluates
 #: its own.
 SHARED_STEPS = 6
+#: Up to this many classes the biases' Hessian is dense (see :class:`Curvature`).
+DENSE_BIASES = 64
 
 
 @dataclass
 class Tables:
     """A parameter vector as the per-bin tables a pass over the pairs needs: the weights
-    ``c`` and every scorer's ``g_m`` on its bins (``G[m][b] = g_m(ubar_b)``)."""
+    ``c``, every scorer's ``g_m`` on its bins (``G[m][b] = g_m(ubar_b)``) and the classes'
+    biases ``b`` (None: the model has none)."""
 
     c: np.ndarray
     G: list[np.ndarray]
+    b: np.ndarray | None = None
 
     @classmethod
     def of(cls, x: np.ndarray, layout: Layout, Phi: Sequence[np.ndarray]) -> Tables:
-        c, parts = layout.split(x)
-        return cls(
-            np.array(c, dtype=float), [P @ t.reshape(-1) for P, t in zip(Phi, parts, strict=True)]
-        )
+        """``x = (c, theta)``, or ``(c, theta, b)`` for a model with class biases."""
+        P = layout.n_coef
+        c, parts = layout.split(x[:P])
+        tables = [basis @ t.reshape(-1) for basis, t in zip(Phi, parts, strict=True)]
+        b = np.array(x[P:], dtype=float) if x.shape[0] > P else None
+        return cls(np.array(c, dtype=float), tables, b)
+
+
+class Curvature:
+    """The Hessian of the loss: ``aa`` over ``(c, theta)``; with class biases also ``ab``
+    (P, C) and ``bb``, dense (C, C) for at most :data:`DENSE_BIASES` classes, else its
+    diagonal (C,): with many classes every probability is small and the off-diagonal terms
+    ``-p_ij p_ik`` are negligible next to the diagonal ``p_ij (1 - p_ij)``."""
+
+    __slots__ = ("aa", "ab", "bb")
+
+    def __init__(self, aa: np.ndarray, ab: np.ndarray | None = None, bb: np.ndarray | None = None):
+        self.aa, self.ab, self.bb = aa, ab, bb
+
+    def __add__(self, other: Curvature) -> Curvature:
+        if self.ab is None:
+            return Curvature(self.aa + other.aa)
+        return Curvature(self.aa + other.aa, self.ab + other.ab, self.bb + other.bb)
+
+    def __truediv__(self, s: float) -> Curvature:
+        if self.ab is None:
+            return Curvature(self.aa / s)
+        return Curvature(self.aa / s, self.ab / s, self.bb / s)
 
 
 def _eta(Z: np.ndarray, B: np.ndarray, t: Tables) -> np.ndarray:
@@ -106,6 +137,8 @@ def _eta(Z: np.ndarray, B: np.ndarray, t: Tables) -> np.ndarray:
             eta += tmp
         np.take(t.G[m], B[m], out=tmp)
         eta += tmp
+    if t.b is not None:
+        eta += t.b
     return eta
 
 
@@ -132,12 +165,12 @@ def block_losses(Z, B, index, t: Tables) -> np.ndarray:
 
 def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool = True):
     """Weighted loss sum, gradient (in ``x``; None without ``gradient``) and, with
-    ``hessian``, the Hessian of a block of rows (``Z``, ``B`` of shape (M, r, C)).
+    ``hessian``, the :class:`Curvature` of a block of rows (``Z``, ``B`` of shape (M, r, C)).
 
     ``feats[m] = (cols, F)``: the columns of ``x`` that scorer ``m``'s features occupy
     (``c_m``, then ``g_m``'s coefficients) and its bins' feature rows ``F`` (nb_m, K + 2):
-    the bin's mean ``z``, then the Bernstein basis at its mean ``u``. Rows of zero weight
-    contribute nothing.
+    the bin's mean ``z``, then the Bernstein basis at its mean ``u``. With class biases
+    (``t.b``) the gradient continues with theirs. Rows of zero weight contribute nothing.
     """
     M, r, C = Z.shape
     rows = np.arange(r)
@@ -147,7 +180,8 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
         return loss, None, None
     p *= w[:, None]
     P = t.c.shape[0] + sum(F.shape[1] - 1 for _, F in feats)
-    grad = np.zeros(P)
+    biased = t.b is not None
+    grad = np.zeros(P + (C if biased else 0))
     flat = p.ravel()
     for m, (cols, F) in enumerate(feats):
         zm = Z[m]
@@ -157,6 +191,8 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
         n_m = np.bincount(bm, weights=flat, minlength=nb)
         n_m -= np.bincount(B[m][rows, index], weights=w, minlength=nb)
         grad[cols[1:]] = F[:, 1:].T @ n_m
+    if biased:
+        grad[P:] = p.sum(axis=0) - np.bincount(index, weights=w, minlength=C)
     if not hessian:
         return loss, grad, None
     # pairs of negligible probability change the Hessian by less than HESSIAN_TINY each
@@ -170,6 +206,9 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
         bins = [B[m].ravel() for m in range(M)]
     H = np.zeros((P, P))
     mrow = np.zeros((r, P))
+    Hab = np.zeros((P, C)) if biased else None
+    if biased:
+        cls = np.tile(np.arange(C), r) if sel is None else sel % C
     for m, (cols, F) in enumerate(feats):
         nb = F.shape[0]
         n_m = np.bincount(bins[m], weights=pw, minlength=nb)
@@ -179,6 +218,9 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
             mrow[:, cols] += A.reshape(r, nb) @ F
         else:  # every pair's features: r C (K + 2) products
             mrow[:, cols] += _row_sums(F[bins[m]] * pw[:, None], row, r, C, sel is None)
+        if biased:  # per class and bin
+            K_m = np.bincount(cls * nb + bins[m], weights=pw, minlength=C * nb)
+            Hab[cols] += (K_m.reshape(C, nb) @ F).T
         for mm in range(m + 1, M):
             cols2, F2 = feats[mm]
             nb2 = F2.shape[0]
@@ -187,8 +229,18 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
             H[np.ix_(cols, cols2)] += X
             H[np.ix_(cols2, cols)] += X.T
     live = w > 0
-    H -= (mrow[live] / w[live, None]).T @ mrow[live]
-    return loss, grad, H
+    scaled = mrow[live] / w[live, None]
+    H -= scaled.T @ mrow[live]
+    if not biased:
+        return loss, grad, Curvature(H)
+    pl = p[live]
+    Hab -= scaled.T @ pl
+    total = p.sum(axis=0)
+    if C <= DENSE_BIASES:
+        Hbb = np.diag(total) - (pl / w[live, None]).T @ pl
+    else:
+        Hbb = total - np.einsum("ij,ij->j", pl, pl / w[live, None])
+    return loss, grad, Curvature(H, Hab, Hbb)
 
 
 def _row_sums(values: np.ndarray, row: np.ndarray, r: int, C: int, full: bool) -> np.ndarray:
@@ -203,12 +255,16 @@ def _row_sums(values: np.ndarray, row: np.ndarray, r: int, C: int, full: bool) -
 
 @dataclass(eq=False)
 class Problem:
-    """One penalized fit (a fold's training rows, or all rows) advancing in :func:`newton`."""
+    """One penalized fit (a fold's training rows, or all rows) advancing in :func:`newton`.
+
+    ``x = (c, theta)``, or ``(c, theta, b)`` with class biases under the ridge ``tau``
+    (``tau = inf``: no biases)."""
 
     key: object  # the source's name of its rows (a fold, or None: every row)
     x: np.ndarray
     lam: float
     total: float  # training weight W
+    tau: float = np.inf
     solver: object = None
     f: float = np.inf  # penalized objective at x
     loss: float = np.nan  # weighted loss sum at x (with grad: the loss's gradient sum)
@@ -218,6 +274,14 @@ class Problem:
     status: str = "solved"
     pred: float = np.inf
     extra: dict = field(default_factory=dict)
+
+    def penalty(self, x: np.ndarray) -> float:
+        P = self.extra["R"].shape[0]
+        xa = x[:P]
+        value = 0.5 * float(xa @ self.extra["R"] @ xa)
+        if x.shape[0] > P:
+            value += 0.5 * self.tau * float(x[P:] @ x[P:])
+        return value
 
 
 def _penalty(layout: Layout, lam: float, ridge: float) -> np.ndarray:
@@ -229,6 +293,108 @@ def _penalty(layout: Layout, lam: float, ridge: float) -> np.ndarray:
     return R
 
 
+def _setup(pb: Problem, layout: Layout, ridge: float, osqp_settings: dict, source) -> None:
+    A, lower, upper, is_diff = constraints(layout)
+    flat = bool(np.isinf(pb.lam))
+    pb.extra.update(
+        A=A, lower=lower, flat=flat, R=_penalty(layout, pb.lam, ridge),
+        upper=np.where(is_diff, 0.0, upper) if flat else upper,
+    )  # fmt: skip
+    P = layout.n_coef
+    biased = np.isfinite(pb.tau)
+    x = np.array(pb.x, dtype=float)
+    if biased and x.shape[0] == P:
+        x = np.concatenate([x, np.zeros(source.n_classes)])
+    elif not biased:
+        x = x[:P]
+    if biased:  # a class without training rows keeps the average bias (see _step)
+        pb.extra["absent"] = absent = source.class_weights(pb.key) <= 0
+        x[P:][absent] = 0.0
+        x[P:][~absent] -= x[P:][~absent].mean()
+    x[:P] = project(x[:P], layout, flat)
+    if x.shape != pb.x.shape or not np.array_equal(x, pb.x):
+        pb.grad = None
+    pb.x = x
+    if pb.solver is None:
+        pb.solver = make_solver(layout, **osqp_settings)
+    pb.done = False
+    pb.n_iter = 0
+
+
+def _step(pb: Problem, layout: Layout, g: np.ndarray, curv: Curvature):
+    """The Newton step ``d`` from ``pb.x`` for the gradient ``g`` and curvature ``curv`` of
+    the penalized mean objective (penalty included), and ``g'd + d'Hd / 2``. Class biases
+    are unconstrained: they are eliminated (their block of the quadratic model minimized
+    in closed form), so the QP only sees ``(c, theta)``."""
+    P = layout.n_coef
+    x = pb.x
+    A, lower, upper, flat = pb.extra["A"], pb.extra["lower"], pb.extra["upper"], pb.extra["flat"]
+    Haa = curv.aa.copy()
+    Haa.flat[:: P + 1] += DAMPING * (1.0 + np.trace(Haa) / P)
+    ga = g[:P]
+    if curv.ab is not None:
+        # the biases of the classes with training rows move, summing to zero (the softmax
+        # ignores their common level); a class without rows stays at the average bias, 0
+        seen = ~pb.extra["absent"]
+        Hbb = curv.bb[seen] if curv.bb.ndim == 1 else curv.bb[np.ix_(seen, seen)]
+        if Hbb.ndim == 1:
+
+            def inverse(v):
+                return v / (Hbb[:, None] if v.ndim == 2 else Hbb)
+
+        else:
+            factor = cho_factor(Hbb)
+
+            def inverse(v):
+                return cho_solve(factor, v)
+
+        ones = inverse(np.ones(Hbb.shape[0]))
+        total = float(ones.sum())
+
+        def solve(v):  # Hbb^-1 v, projected onto the zero-sum biases
+            u = inverse(v)
+            return u - np.multiply.outer(ones, u.sum(axis=0)) / total
+
+        Hab = curv.ab[:, seen]
+        solve_ba = solve(Hab.T)
+        solve_b = solve(g[P:][seen])
+        Hred = Haa - Hab @ solve_ba
+        gred = ga - Hab @ solve_b
+    else:
+        Hred, gred = Haa, ga
+    Ax = A @ x[:P]
+    scale = 1.0 / np.max(np.diag(Hred))
+    da, status = pb.solver.solve(DenseUpper(Hred * scale), gred * scale, lower - Ax, upper - Ax)
+    da = project(x[:P] + da, layout, flat) - x[:P]
+    if status != "solved" and not float(gred @ da) < 0:
+        da = project(x[:P] - gred / np.diag(Hred), layout, flat) - x[:P]
+    quad = float(da @ Haa @ da)
+    if curv.ab is None:
+        d = da
+    else:
+        db_seen = -(solve_b + solve_ba @ da)
+        Hbd = Hbb * db_seen if Hbb.ndim == 1 else Hbb @ db_seen
+        quad += 2.0 * float(da @ Hab @ db_seen) + float(db_seen @ Hbd)
+        db = np.zeros(g.shape[0] - P)
+        db[seen] = db_seen
+        d = np.concatenate([da, db])
+    return d, float(g @ d), quad
+
+
+def _with_penalty(pb: Problem, g: np.ndarray, curv: Curvature) -> tuple[np.ndarray, Curvature]:
+    """The penalized objective's gradient and curvature from the mean loss's."""
+    R = pb.extra["R"]
+    P = R.shape[0]
+    g = g.copy()
+    g[:P] += R @ pb.x[:P]
+    aa = curv.aa + R
+    if curv.ab is None:
+        return g, Curvature(aa)
+    g[P:] += pb.tau * pb.x[P:]
+    bb = curv.bb + pb.tau if curv.bb.ndim == 1 else curv.bb + pb.tau * np.eye(curv.bb.shape[0])
+    return g, Curvature(aa, curv.ab, bb)
+
+
 def newton(
     source,
     layout: Layout,
@@ -237,45 +403,32 @@ def newton(
     ridge: float,
     tol: float = NEWTON_TOL,
     max_iter: int = MAX_NEWTON,
-    hessian: np.ndarray | None = None,
+    hessian: Curvature | None = None,
     stop: float | None = None,
 ) -> None:
     """Minimize every problem's penalized loss, all problems advancing together.
 
     ``source.stats(requests, hessian)`` takes ``[(key, x), ...]`` and returns, for each, the
-    weighted loss sum, its gradient and (with ``hessian``) its Hessian over the rows named by
-    ``key``; the problems' steps share its passes.
+    weighted loss sum, its gradient and (with ``hessian``) its :class:`Curvature` over the
+    rows named by ``key``; the problems' steps share its passes.
 
-    ``hessian``: a fixed Hessian of the mean loss (per unit of weight) used for every step
+    ``hessian``: a fixed curvature of the mean loss (per unit of weight) used for every step
     instead of one evaluated at each iterate: along a cross-validation path the folds'
     Hessians differ little from each other and from one ``lambda`` to the next, so one
     Hessian of all rows per ``lambda`` serves every fold, and a step costs one pass (loss
     and gradient at the trial point, which is the next step's gradient). The steps
-    converge linearly instead of quadratically; the optimum is the same. ``stop``: also stop
-    after a full step whose predicted decrease was at most ``stop`` (the remaining error of
-    the objective is then of that order, which is all a cross-validation score needs).
-    A problem whose ``grad`` is set starts from it (the gradient sum at ``x``).
+    converge linearly instead of quadratically; the optimum is the same. A problem still
+    running after :data:`SHARED_STEPS` steps evaluates its own from then on. ``stop``: also
+    stop after a full step whose predicted decrease was at most ``stop`` (the remaining
+    error of the objective is then of that order, which is all a cross-validation score
+    needs). A problem whose ``grad`` is set starts from it (the gradient sum at ``x``).
     """
-    A, lower, upper, is_diff = constraints(layout)
     for pb in problems:
-        flat = bool(np.isinf(pb.lam))
-        pb.extra["flat"] = flat
-        pb.extra["upper"] = np.where(is_diff, 0.0, upper) if flat else upper
-        pb.extra["R"] = _penalty(layout, pb.lam, ridge)
-        x = project(pb.x, layout, flat)
-        if not np.array_equal(x, pb.x):
-            pb.grad = None
-        pb.x = x
-        if pb.solver is None:
-            pb.solver = make_solver(layout, **osqp_settings)
-        pb.done = False
-        pb.n_iter = 0
+        _setup(pb, layout, ridge, osqp_settings, source)
     for it in range(1, max_iter + 1):
         active = [pb for pb in problems if not pb.done]
         if not active:
             return
-        # a problem the shared Hessian leads too slowly (a small fold far from the others)
-        # takes its own from then on
         exact = [pb for pb in active if hessian is None or it > SHARED_STEPS]
         cheap = [pb for pb in active if pb not in exact and pb.grad is None]
         for todo, own in ((exact, True), (cheap, False)):
@@ -286,23 +439,13 @@ def newton(
                     pb.extra["H"] = H
         searching = []
         for pb in active:
-            R, x, W = pb.extra["R"], pb.x, pb.total
-            pb.f = pb.loss / W + 0.5 * float(x @ R @ x)
-            g = pb.grad / W + R @ x
-            H = (pb.extra["H"] / W if pb in exact else hessian.copy()) + R
-            H.flat[:: H.shape[0] + 1] += DAMPING * (1.0 + np.trace(H) / H.shape[0])
-            Ax = A @ x
-            scale = 1.0 / np.max(np.diag(H))
-            d, status = pb.solver.solve(
-                DenseUpper(H * scale), g * scale, lower - Ax, pb.extra["upper"] - Ax
-            )
-            d = project(x + d, layout, pb.extra["flat"]) - x
-            gd = float(g @ d)
-            if status != "solved" and not gd < 0:
-                d = project(x - g / np.diag(H), layout, pb.extra["flat"]) - x
-                gd = float(g @ d)
+            W = pb.total
+            pb.f = pb.loss / W + pb.penalty(pb.x)
+            curv = pb.extra["H"] / W if pb in exact else hessian
+            g, curv = _with_penalty(pb, pb.grad / W, curv)
+            d, gd, quad = _step(pb, layout, g, curv)
             pb.n_iter = it
-            pb.pred = -(gd + 0.5 * float(d @ H @ d))
+            pb.pred = -(gd + 0.5 * quad)
             if pb.pred <= tol:
                 pb.done = True
                 continue
@@ -316,7 +459,7 @@ def newton(
             results = source.stats(trial, hessian=False, gradient=with_grad)
             still = []
             for pb, (_, xt), (loss, g, _) in zip(searching, trial, results, strict=True):
-                ft = loss / pb.total + 0.5 * float(xt @ pb.extra["R"] @ xt)
+                ft = loss / pb.total + pb.penalty(xt)
                 t = pb.extra["t"]
                 if ft <= pb.f + ARMIJO * t * pb.extra["gd"]:
                     pb.x, pb.f, pb.loss = xt, ft, loss
@@ -367,10 +510,11 @@ CV_STOP = 1e-5
 
 @dataclass
 class SharedPath:
-    """Held-out losses of every row along a ``lambda`` path (``held[k, i]``: row ``i``'s
-    log-loss at ``lams[k]`` under the fit of the folds that did not see it)."""
+    """Held-out losses of every row along a path of penalties (``held[k, i]``: row ``i``'s
+    log-loss at ``settings[k] = (lam, tau)`` under the fit of the folds that did not see
+    it), and the folds' solutions."""
 
-    lams: np.ndarray
+    settings: list[tuple[float, float]]
     held: np.ndarray
     w: np.ndarray
     solutions: list[list[np.ndarray]]
@@ -383,42 +527,45 @@ class SharedPath:
 def cv_path(
     source,
     layout: Layout,
-    lams: Sequence[float],
-    x0: np.ndarray,
+    settings: Sequence[tuple[float, float]],
+    starts: Sequence[np.ndarray],
     osqp_settings: dict,
     ridge: float,
     patience: int = 2,
     progress=None,
     se_rule=None,
 ) -> SharedPath:
-    """Held-out log-loss of every row along the decreasing grid ``lams``, every fold warm
-    started from its previous ``lambda`` and all folds advancing together; stops early as
-    :func:`fusion.bernstein.logistic.cv_path` does (``se_rule(held, w, best)``: the paired
-    standard errors of every candidate's excess over ``best``)."""
-    folds = source.fold_keys()
+    """Held-out log-loss of every row along ``settings``, ``(lam, tau)`` pairs from the
+    most to the least penalized, every fold warm started from its previous solution
+    (``starts``: one initial ``x`` per fold) and all folds advancing together. The path
+    stops early as :func:`fusion.bernstein.logistic.cv_path` does (``se_rule(held, w,
+    best)``: the paired standard errors of every candidate's excess over ``best``)."""
     problems = [
-        Problem(key=f, x=np.array(x0, dtype=float), lam=np.inf, total=source.total(f))
-        for f in folds
+        Problem(key=f, x=np.array(x, dtype=float), lam=np.inf, total=source.total(f))
+        for f, x in zip(source.fold_keys(), starts, strict=True)
     ]
     held, sols, done = [], [], []
     w = source.heldout_weights()
-    for lam in lams:
+    P, C = layout.n_coef, source.n_classes
+    for lam, tau in settings:
         for pb in problems:
-            pb.lam = lam
+            pb.lam, pb.tau = lam, tau
+            if np.isfinite(tau) and pb.x.shape[0] == P:
+                pb.x, pb.grad = np.concatenate([pb.x, np.zeros(C)]), None
         centre = np.mean([pb.x for pb in problems], axis=0)
         _, _, H = source.stats([(None, centre)], hessian=True)[0]
-        H /= source.total(None)
+        H = H / source.total(None)
         newton(source, layout, problems, osqp_settings, ridge, hessian=H, stop=CV_STOP)
         held.append(source.heldout_losses([(pb.key, pb.x) for pb in problems]))
         sols.append([pb.x.copy() for pb in problems])
-        done.append(lam)
+        done.append((float(lam), float(tau)))
         if progress is not None:
-            progress.step(f"shared lam={lam:g}")
-        H = np.array(held)
-        mean = H @ w / w.sum()
+            progress.step(f"shared lam={lam:g}" + (f" bias={tau:g}" if np.isfinite(tau) else ""))
+        losses = np.array(held)
+        mean = losses @ w / w.sum()
         best = int(np.argmin(mean))
         if se_rule is not None and len(done) - 1 - best >= patience:
-            se = se_rule(H, w, best)
+            se = se_rule(losses, w, best)
             if np.all(mean[-patience:] - mean[best] > se[-patience:]):
                 break
-    return SharedPath(np.array(done), np.array(held), w, sols)
+    return SharedPath(done, np.array(held), w, sols)

@@ -352,6 +352,13 @@ class PairBlock:
         """Total weight of every segment."""
         return {f: float(self.w[a:b].sum()) for f, (a, b) in self.bounds.items()}
 
+    def segment_class_weights(self) -> dict[int, np.ndarray]:
+        """Weight of every class in every segment."""
+        return {
+            f: np.bincount(self.index[a:b], weights=self.w[a:b], minlength=self.C)
+            for f, (a, b) in self.bounds.items()
+        }
+
     def blocks(self, segment: int):
         """``(Z, B, index, w)`` of cache-sized runs of the segment's rows."""
         a, b = self.bounds[segment]

@@ -20,6 +20,7 @@ from .pairs import BLOCK_PAIRS, MemberAxis, PairBlock, PairData, log_probabiliti
 __all__ = [
     "MemorySource",
     "SharedFit",
+    "BIAS_GRID",
     "fit_shared",
     "fit_source",
     "block_problem_stats",
@@ -92,11 +93,17 @@ class MemorySource:
     def __init__(self, data: PairData, layout: Layout, degree: int):
         self.data = data
         self.layout = layout
+        self.n_classes = data.C
         self.Phi, self.feats = bin_features(data.axes, degree)
         self.weights = data.segment_weights()
+        self.by_class = data.segment_class_weights()
 
     def fold_keys(self) -> list[int]:
         return list(range(self.data.n_folds))
+
+    def class_weights(self, key) -> np.ndarray:
+        """Training weight of every class in the rows of problem ``key``."""
+        return sum(v for f, v in self.by_class.items() if key is None or f != key)
 
     def total(self, key) -> float:
         return float(sum(v for f, v in self.weights.items() if key is None or f != key))
@@ -114,6 +121,11 @@ class MemorySource:
 
     def heldout_losses(self, requests) -> np.ndarray:
         return np.concatenate(block_heldout(self.data, self._tables(requests)))
+
+    def heldout_rows(self) -> np.ndarray:
+        """The caller's row of every held-out loss, in the order of :meth:`heldout_losses`."""
+        tests = [slice(*self.data.bounds[f]) for f in self.fold_keys()]
+        return np.concatenate([self.data.order[rows] for rows in tests])
 
 
 def paired_se(held: np.ndarray, w: np.ndarray, ref: int) -> np.ndarray:
@@ -135,17 +147,28 @@ def one_se_pick(held: np.ndarray, w: np.ndarray) -> int:
     return int(np.flatnonzero(mean - mean[best] <= se)[0])
 
 
+#: Ridge penalties of the class biases tried by ``bias_penalty="cv"`` after ``inf`` (no
+#: biases), largest first; in units of the mean log-loss, like ``lam``.
+BIAS_GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)
+
+
 @dataclass
 class SharedFit:
+    """A fitted class-shared model: the scorers' axes and scales, the degree, ``x`` (``c``,
+    ``theta`` and, with biases, ``b``), the penalties, the cross-validation's scores
+    (keyed by ``(lam, tau)``) and the final solve's iterations and status."""
+
     axes: list
     scales: tuple
     degree: int
     x: np.ndarray
     lam: float
+    tau: float
     cv_scores: dict | None
     cv_se: dict | None
     n_iter: int
     status: str
+    heldout: np.ndarray | None = None  # every row's held-out log-loss at the chosen penalties
 
 
 def fit_shared(
@@ -155,6 +178,7 @@ def fit_shared(
     scales: Sequence[str],
     degree: int,
     lams: Sequence[float],
+    taus: Sequence[float],
     fold: np.ndarray | None,
     n_folds: int,
     osqp_settings: dict,
@@ -162,13 +186,14 @@ def fit_shared(
     progress=None,
 ) -> SharedFit:
     """The class-shared model on scores ``S`` (n, M, C) in memory, class indices ``index``
-    and weights ``w`` (mean 1): ``lam`` chosen from ``lams`` (largest first) by
-    cross-validation on the test folds ``fold`` when there are several."""
+    and weights ``w`` (mean 1): ``lam`` from ``lams`` and the class biases' ridge ``tau``
+    from ``taus`` (largest first, ``inf``: no biases) chosen by cross-validation on the test
+    folds ``fold`` when there are several."""
     M = S.shape[1]
-    search = len(lams) > 1
+    search = len(lams) > 1 or len(taus) > 1
     data = PairData(S, index, w, scales, fold if search else None, n_folds if search else 0)
     source = MemorySource(data, shared_layout(M, degree), degree)
-    return fit_source(source, data.axes, scales, degree, lams, osqp_settings, n_eff, progress)
+    return fit_source(source, data.axes, scales, degree, lams, taus, osqp_settings, n_eff, progress)
 
 
 def fit_source(
@@ -177,50 +202,81 @@ def fit_source(
     scales: Sequence[str],
     degree: int,
     lams: Sequence[float],
+    taus: Sequence[float],
     osqp_settings: dict,
     n_eff: float,
     progress=None,
 ) -> SharedFit:
     """The fit on a source of statistics (in memory or on dask): the cross-validated path
-    over ``lams`` with the one-standard-error rule when there are several, then the final
-    fit on every row from the mean of the chosen penalty's fold solutions."""
+    over ``lams`` (without class biases when ``taus`` is a grid), the one-standard-error
+    rule toward the largest ``lam``; then, at that ``lam``, the path over the biases'
+    ridges ``taus`` with the same rule toward no biases; then the final fit on every row
+    from the mean of the chosen penalties' fold solutions."""
     with one_blas_thread():  # small dense algebra only: threads would only spin
-        return _fit_source(source, axes, scales, degree, lams, osqp_settings, n_eff, progress)
+        return _fit_source(source, axes, scales, degree, lams, taus, osqp_settings, n_eff, progress)
 
 
-def _fit_source(source, axes, scales, degree, lams, osqp_settings, n_eff, progress) -> SharedFit:
+def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progress):
     M = len(axes)
     layout = shared_layout(M, degree)
     ridge = base_ridge(n_eff)
     x0 = np.zeros(layout.n_coef)
     x0[:M] = 1.0 / M  # temperature 1 of the averaged log-probabilities
-    cv_scores = cv_se = None
-    if len(lams) > 1:
-        path = cv_path(source, layout, lams, x0, osqp_settings, ridge, progress=progress,
-                       se_rule=paired_se)  # fmt: skip
+    lam, tau = float(lams[0]), float(taus[0])
+    x_start, cv_scores, cv_se, heldout = x0, None, None, None
+    if len(lams) > 1 or len(taus) > 1:
+        first = taus[0] if len(taus) == 1 else np.inf
+        starts = [x0] * len(source.fold_keys())
+        path = cv_path(source, layout, [(v, first) for v in lams], starts, settings, ridge,
+                       progress=progress, se_rule=paired_se)  # fmt: skip
         pick = one_se_pick(path.held, path.w)
-        mean = path.mean
-        se = paired_se(path.held, path.w, int(np.argmin(mean)))
-        cv_scores = {float(v): float(m) for v, m in zip(path.lams, mean, strict=True)}
-        cv_se = {float(v): float(s) for v, s in zip(path.lams, se, strict=True)}
-        lam = float(path.lams[pick])
+        lam, tau = path.settings[pick]
         x_start = np.mean(path.solutions[pick], axis=0)
-        if pick == len(lams) - 1:
-            warnings.warn(
-                f"cross-validation picked lam={lam:g}, the smallest value of lam_grid: a "
-                "smaller penalty might fit better. Pass a lam_grid that extends further down "
-                "to check.",
-                UserWarning,
-                stacklevel=6,
-            )
-    else:
-        lam, x_start = float(lams[0]), x0
-    final = Problem(key=None, x=x_start, lam=lam, total=source.total(None))
-    newton(source, layout, [final], osqp_settings, ridge)
+        heldout = path.held[pick]
+        done, held = list(path.settings), [path.held]
+        if len(lams) > 1 and pick == len(lams) - 1:
+            _warn_edge(f"lam={lam:g}", "lam_grid")
+        if len(taus) > 1:
+            grid = [(lam, float(t)) for t in taus if np.isfinite(t)]
+            bias = cv_path(source, layout, grid, path.solutions[pick], settings, ridge,
+                           progress=progress, se_rule=paired_se)  # fmt: skip
+            candidates = np.vstack([path.held[pick : pick + 1], bias.held])
+            chosen = one_se_pick(candidates, path.w)
+            if chosen > 0:
+                tau = bias.settings[chosen - 1][1]
+                x_start = np.mean(bias.solutions[chosen - 1], axis=0)
+                heldout = bias.held[chosen - 1]
+                # (at tau n <= 0.01 a smaller ridge could not fit the data any closer)
+                if chosen == len(grid) and tau * n_eff > 0.01:
+                    _warn_edge(f"bias_penalty={tau:g}", "the bias penalty grid")
+            done += bias.settings
+            held.append(bias.held)
+        losses = np.vstack(held)
+        mean = losses @ path.w / path.w.sum()
+        se = paired_se(losses, path.w, int(np.argmin(mean)))
+        cv_scores = {k: float(v) for k, v in zip(done, mean, strict=True)}
+        cv_se = {k: float(v) for k, v in zip(done, se, strict=True)}
+    final = Problem(key=None, x=x_start, lam=lam, total=source.total(None), tau=tau)
+    newton(source, layout, [final], settings, ridge)
     if progress is not None:
         progress.step(f"final fit, lam={lam:g}")
-    return SharedFit(axes, tuple(scales), int(degree), final.x, lam, cv_scores, cv_se,
-                     final.n_iter, final.status)  # fmt: skip
+    if heldout is not None and hasattr(source, "heldout_rows"):  # in memory: by row
+        by_row = np.full(source.data.n, np.nan)
+        by_row[source.heldout_rows()] = heldout
+        heldout = by_row
+    else:
+        heldout = None
+    return SharedFit(axes, tuple(scales), int(degree), final.x, float(lam), float(tau),
+                     cv_scores, cv_se, final.n_iter, final.status, heldout)  # fmt: skip
+
+
+def _warn_edge(what: str, grid: str) -> None:
+    warnings.warn(
+        f"cross-validation picked {what}, the smallest value of {grid}: a smaller penalty "
+        "might fit better. Pass a grid that extends further down to check.",
+        UserWarning,
+        stacklevel=7,
+    )
 
 
 def _softmax_capped(eta: np.ndarray) -> np.ndarray:
@@ -234,17 +290,18 @@ def _softmax_capped(eta: np.ndarray) -> np.ndarray:
     return eta
 
 
-def _eta(Z: np.ndarray, U: np.ndarray, c, coefs) -> np.ndarray:
+def _eta(Z: np.ndarray, U: np.ndarray, c, coefs, bias) -> np.ndarray:
     """``eta`` (r, C) from the scorers' log-probabilities ``Z`` and normalized values ``U``,
-    both (r, M, C)."""
+    both (r, M, C), and the class biases."""
     eta = np.zeros((Z.shape[0], Z.shape[2]))
+    eta += bias
     for m in range(Z.shape[1]):
         eta += c[m] * Z[:, m]
         eta += evaluate(coefs[m], U[:, m].reshape(-1, 1)).reshape(eta.shape)
     return eta
 
 
-def shared_proba(S: np.ndarray, scales, floors, lookups, c, coefs) -> np.ndarray:
+def shared_proba(S: np.ndarray, scales, floors, lookups, c, coefs, bias) -> np.ndarray:
     """Class probabilities (n, C) of the class-shared model at scores ``S`` (n, M, C)."""
     n, M, C = S.shape
     out = np.empty((n, C))
@@ -257,10 +314,10 @@ def shared_proba(S: np.ndarray, scales, floors, lookups, c, coefs) -> np.ndarray
         for m in range(M):
             Z[:, m] = log_probabilities(S[rows, m, :], scales[m], floors[m])
             U[:, m] = lookups[m](Z[:, m].ravel()).reshape(r, C)
-        out[rows] = _softmax_capped(_eta(Z, U, c, coefs))
+        out[rows] = _softmax_capped(_eta(Z, U, c, coefs, bias))
     return out
 
 
-def shared_proba_normalized(Z: np.ndarray, U: np.ndarray, c, coefs) -> np.ndarray:
+def shared_proba_normalized(Z: np.ndarray, U: np.ndarray, c, coefs, bias) -> np.ndarray:
     """Class probabilities at log-probabilities ``Z`` and their normalized values ``U``."""
-    return _softmax_capped(_eta(Z, U, c, coefs))
+    return _softmax_capped(_eta(Z, U, c, coefs, bias))

@@ -87,6 +87,7 @@ class DaskPlan:
     seed: int
     degree_for: Callable[[int, int], int]
     lams_for: Callable[[int], list]
+    taus: list
     osqp_settings: dict
     progress: Callable[[int], object]
 
@@ -160,8 +161,8 @@ def _bin_sums(block: PairBlock):
     return block.bin_sums()
 
 
-def _segment_weights(block: PairBlock) -> dict:
-    return block.segment_weights()
+def _segment_weights(block: PairBlock) -> tuple[dict, dict]:
+    return block.segment_weights(), block.segment_class_weights()
 
 
 def _heldout_weights(block: PairBlock, folds: Sequence[int]) -> list[np.ndarray]:
@@ -184,20 +185,26 @@ class DaskSource:
     """The statistics of :class:`fusion.bernstein.shared.MemorySource` over blocks kept on
     the workers: one ``dask.compute`` per call, tree-reduced."""
 
-    def __init__(self, blocks: list, layout, degree: int, axes, n_folds: int):
+    def __init__(self, blocks: list, layout, degree: int, axes, n_folds: int, C: int):
         dask, _ = _dask()
         self.blocks = blocks
         self.layout = layout
         self.n_folds = n_folds
+        self.n_classes = C
         self.Phi, self.feats = bin_features(axes, degree)
-        weights = dask.compute(*[dask.delayed(_segment_weights)(b) for b in blocks])
-        self.weights = {}
-        for part in weights:
-            for f, v in part.items():
+        parts = dask.compute(*[dask.delayed(_segment_weights)(b) for b in blocks])
+        self.weights, self.by_class = {}, {}
+        for weights, by_class in parts:
+            for f, v in weights.items():
                 self.weights[f] = self.weights.get(f, 0.0) + v
+                self.by_class[f] = self.by_class.get(f, 0.0) + by_class[f]
 
     def fold_keys(self) -> list[int]:
         return list(range(self.n_folds))
+
+    def class_weights(self, key) -> np.ndarray:
+        """Training weight of every class in the rows of problem ``key``."""
+        return sum(v for f, v in self.by_class.items() if key is None or f != key)
 
     def total(self, key) -> float:
         return float(sum(v for f, v in self.weights.items() if key is None or f != key))
@@ -270,7 +277,7 @@ def fit_shared_dask(S, y, sample_weight, classes, plan: DaskPlan):
     mean_w = info["w"] / n
     degree = plan.degree_for(M, n)
     lams = plan.lams_for(n)
-    n_folds = int(plan.cv) if len(lams) > 1 else 0
+    n_folds = int(plan.cv) if len(lams) > 1 or len(plan.taus) > 1 else 0
 
     common = (scale, labels, scales)
     f = dask.delayed(_ranges, pure=True)
@@ -286,9 +293,11 @@ def fit_shared_dask(S, y, sample_weight, classes, plan: DaskPlan):
     finish_axes(axes, sum(s[0] for s in sums), sum(s[1] for s in sums))
     # the blocks' bins were cut with the axes before their means were known: only the means
     # (zbar, ubar) were added since, and they are read on the client (bin_features)
-    source = DaskSource(blocks, shared_layout(M, degree), degree, axes, n_folds)
-    progress = plan.progress(len(lams) if len(lams) > 1 else 0)
-    fit = fit_source(source, axes, scales, degree, lams, plan.osqp_settings, info["w"], progress)
+    source = DaskSource(blocks, shared_layout(M, degree), degree, axes, n_folds, C)
+    progress = plan.progress(len(lams), len(plan.taus))
+    fit = fit_source(
+        source, axes, scales, degree, lams, plan.taus, plan.osqp_settings, info["w"], progress
+    )
     progress.close()
     return fit, labels, M, C
 

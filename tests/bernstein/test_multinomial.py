@@ -10,7 +10,14 @@ import scipy.sparse as sp
 from scipy.special import softmax
 
 from fusion.bernstein.logistic import penalty_matrix
-from fusion.bernstein.multinomial import Problem, Tables, block_losses, block_stats, newton
+from fusion.bernstein.multinomial import (
+    DENSE_BIASES,
+    Problem,
+    Tables,
+    block_losses,
+    block_stats,
+    newton,
+)
 from fusion.bernstein.pairs import PairData, row_folds
 from fusion.bernstein.shared import MemorySource, bin_features, shared_layout
 
@@ -38,14 +45,18 @@ def _block(data):
     return data.Z[:, rows].astype(float), data.B[:, rows].astype(np.intp), data.index, data.w
 
 
+@pytest.mark.parametrize("biases", [False, True])
 @pytest.mark.parametrize("C", [3, 40])  # both ways of summing the rows' features
-def test_gradient_is_exact(C):
+def test_gradient_is_exact(C, biases):
     data = _data(n=60, C=C, seed=1)
     K = 3
     layout = shared_layout(2, K)
     Phi, feats = bin_features(data.axes, K)
     Z, B, idx, w = _block(data)
-    x = _x(layout, np.random.default_rng(2))
+    rng = np.random.default_rng(2)
+    x = _x(layout, rng)
+    if biases:
+        x = np.r_[x, rng.normal(size=C) * 0.5]
 
     def loss(x):
         return float(w @ block_losses(Z, B, idx, Tables.of(x, layout, Phi)))
@@ -57,29 +68,44 @@ def test_gradient_is_exact(C):
     np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("C", [3, 40])
-def test_hessian_is_exact_where_every_pair_sits_at_its_bins_mean(C):
+@pytest.mark.parametrize("biases", [False, True])
+@pytest.mark.parametrize("C", [3, 40, DENSE_BIASES + 6])
+def test_hessian_is_exact_where_every_pair_sits_at_its_bins_mean(C, biases):
     data = _data(n=50, C=C, seed=3)
     K = 3
     layout = shared_layout(2, K)
+    P = layout.n_coef
     Phi, feats = bin_features(data.axes, K)
     Z, B, idx, w = _block(data)
     # move every pair's z to its bin's mean: the binned Hessian is then the exact one
     Z = np.stack([data.axes[m].zbar[B[m]] for m in range(2)])
-    x = _x(layout, np.random.default_rng(4))
+    rng = np.random.default_rng(4)
+    x = _x(layout, rng)
+    if biases:
+        x = np.r_[x, rng.normal(size=C) * 0.5]
 
     def grad(x):
         return block_stats(Z, B, idx, w, Tables.of(x, layout, Phi), feats, False)[1]
 
-    _, _, H = block_stats(Z, B, idx, w, Tables.of(x, layout, Phi), feats, True)
+    _, _, curv = block_stats(Z, B, idx, w, Tables.of(x, layout, Phi), feats, True)
     eps = 1e-6
     fd = np.array([(grad(x + eps * e) - grad(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])
-    np.testing.assert_allclose(H, fd, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(H, H.T, atol=1e-12)
-    assert np.linalg.eigvalsh(H).min() > -1e-9
+    np.testing.assert_allclose(curv.aa, fd[:P, :P], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(curv.aa, curv.aa.T, atol=1e-12)
+    if not biases:
+        assert curv.ab is None
+        assert np.linalg.eigvalsh(curv.aa).min() > -1e-9
+        return
+    np.testing.assert_allclose(curv.ab, fd[:P, P:], rtol=1e-5, atol=1e-6)
+    if C <= DENSE_BIASES:
+        np.testing.assert_allclose(curv.bb, fd[P:, P:], rtol=1e-5, atol=1e-6)
+        full = np.block([[curv.aa, curv.ab], [curv.ab.T, curv.bb]])
+        assert np.linalg.eigvalsh(full).min() > -1e-9
+    else:  # many classes: the biases' diagonal
+        np.testing.assert_allclose(curv.bb, np.diag(fd[P:, P:]), rtol=1e-5, atol=1e-6)
 
 
-def _reference(data, layout, K, lam, ridge):
+def _reference(data, layout, K, lam, ridge, tau=np.inf):
     """The same penalized problem in cvxpy: pairs' features as the fit sees them."""
     cp = pytest.importorskip("cvxpy")
     Phi, _ = bin_features(data.axes, K)
@@ -93,6 +119,9 @@ def _reference(data, layout, K, lam, ridge):
     X = np.hstack(cols)  # (n C, P), pairs row-major
     x = cp.Variable(layout.n_coef)
     eta = cp.reshape(X @ x, (n, C), order="C")
+    if np.isfinite(tau):
+        b = cp.Variable(C)
+        eta = eta + np.ones((n, 1)) @ cp.reshape(b, (1, C), order="C")
     Y = np.zeros((n, C))
     Y[np.arange(n), data.index] = 1.0
     loss = (
@@ -107,23 +136,37 @@ def _reference(data, layout, K, lam, ridge):
     for m in range(M):
         t = theta[m * (K + 1) : (m + 1) * (K + 1)]
         cons += [t[0] == 0, cp.diff(t) >= 0] if np.isfinite(lam) else [t == 0]
+    if np.isfinite(tau):
+        objective = objective + 0.5 * tau * cp.sum_squares(b)
+        seen = np.bincount(data.index, minlength=C) > 0
+        cons += [cp.sum(b[np.flatnonzero(seen)]) == 0]  # a class without rows: b = 0
+        if not seen.all():
+            cons += [b[np.flatnonzero(~seen)] == 0]
     cp.Problem(cp.Minimize(objective), cons).solve(solver="CLARABEL")
-    return np.asarray(x.value), float(objective.value)
+    value = np.asarray(x.value)
+    if np.isfinite(tau):
+        value = np.r_[value, b.value]
+    return value, float(objective.value)
 
 
-@pytest.mark.parametrize("lam", [np.inf, 1e-2, 1e-4])
-def test_newton_matches_the_problem_solved_by_cvxpy(lam):
-    data = _data(n=80, C=4, seed=5)
+@pytest.mark.parametrize(
+    ("lam", "tau", "C"),
+    [(np.inf, np.inf, 4), (1e-2, np.inf, 4), (1e-4, np.inf, 4), (1e-3, 1e-2, 4),
+     (np.inf, 1e-3, 4), (1e-3, 1e-2, DENSE_BIASES + 6)],
+)  # fmt: skip
+def test_newton_matches_the_problem_solved_by_cvxpy(lam, tau, C):
+    data = _data(n=80, C=C, seed=5)
     K = 4
     layout = shared_layout(2, K)
     source = MemorySource(data, layout, K)
     ridge = 1e-3
-    pb = Problem(key=None, x=np.r_[0.5, 0.5, np.zeros(2 * (K + 1))], lam=lam, total=data.w.sum())
+    x0 = np.r_[0.5, 0.5, np.zeros(2 * (K + 1))]
+    pb = Problem(key=None, x=x0, lam=lam, total=data.w.sum(), tau=tau)
     newton(source, layout, [pb], SETTINGS, ridge)
-    x_ref, f_ref = _reference(data, layout, K, lam, ridge)
+    x_ref, f_ref = _reference(data, layout, K, lam, ridge, tau)
     assert pb.f == pytest.approx(f_ref, abs=1e-7)
     np.testing.assert_allclose(pb.x, x_ref, atol=2e-3)
-    c, parts = layout.split(pb.x)
+    c, parts = layout.split(pb.x[: layout.n_coef])
     assert np.all(c >= 0)
     for t in parts:
         assert t[0] == 0 and np.all(np.diff(t) >= 0)
@@ -143,6 +186,7 @@ def test_a_shared_hessian_reaches_the_same_optimum_for_every_fold():
     newton(source, layout, exact, SETTINGS, 1e-3)
     shared = problems()
     H = source.stats([(None, x0)], hessian=True)[0][2] / source.total(None)
+    assert H.ab is None
     newton(source, layout, shared, SETTINGS, 1e-3, hessian=H, max_iter=500)
     for a, b in zip(exact, shared, strict=True):
         assert b.f == pytest.approx(a.f, abs=1e-8)
@@ -164,4 +208,4 @@ def test_pairs_of_negligible_probability_leave_the_hessian_unchanged(C, monkeypa
     monkeypatch.setattr(mn, "HESSIAN_TINY", -1.0)  # keep every pair
     _, g_all, H_all = block_stats(Z, B, idx, w, t, feats, True)
     np.testing.assert_array_equal(g, g_all)
-    np.testing.assert_allclose(H, H_all, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(H.aa, H_all.aa, rtol=1e-9, atol=1e-10)

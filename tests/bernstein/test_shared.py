@@ -108,8 +108,9 @@ def test_extreme_scores_never_give_probabilities_of_zero_or_one():
 def test_permuting_the_classes_permutes_the_probabilities():
     S, y, St, *_ = ensemble(1_000, C=5, seed=7, n_test=300)
     perm = np.array([3, 0, 4, 1, 2])
-    a = BernsteinFusion(lam=1e-3).fit(S, y)
-    b = BernsteinFusion(lam=1e-3).fit(S[:, :, perm], np.argsort(perm)[y])
+    a = BernsteinFusion(lam=1e-3, bias_penalty=1e-2).fit(S, y)
+    b = BernsteinFusion(lam=1e-3, bias_penalty=1e-2).fit(S[:, :, perm], np.argsort(perm)[y])
+    np.testing.assert_allclose(b.class_bias_, a.class_bias_[perm], atol=1e-7)
     np.testing.assert_allclose(
         b.predict_proba(St[:, :, perm]), a.predict_proba(St)[:, perm], atol=1e-7
     )
@@ -259,3 +260,32 @@ def test_any_small_input_gives_monotone_distributions(n, C, M, seed, logits):
         np.linspace(S[0, 0, 0] - 3, S[0, 0, 0] + 3, 20) if logits else np.linspace(0, 1, 20)
     )
     assert np.all(np.diff(model.predict_proba(X)[:, 0]) >= -1e-12)
+
+
+def test_auto_keeps_the_per_class_model_where_cross_validation_prefers_it(monkeypatch):
+    # class-specific temperatures (class 0 sharp, class 1 flat in the first scorer, the
+    # reverse in the second): one slope per class can follow them, one shared weight not
+    import fusion.bernstein.estimator as est
+
+    monkeypatch.setattr(est, "AUTO_PER_CLASS_ROWS", 300)
+    rng = np.random.default_rng(20)
+    n, C = 2_000, 3
+    L = 1.2 * rng.normal(size=(n + 10_000, C))
+    y = (rng.random(n + 10_000)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+    A = (L + 0.3 * rng.normal(size=L.shape)) * [5.0, 0.2, 1.0]
+    B = (L + 0.8 * rng.normal(size=L.shape)) * [0.2, 4.0, 1.0]
+    S = np.stack([softmax(A, 1), softmax(B, 1)], axis=1)
+    model = BernsteinFusion(degree=4).fit(S[:n], y[:n])
+    cv = model.multiclass_cv_
+    assert set(cv) == {"shared", "per-class", "se"}
+    want = "per-class" if cv["per-class"] + cv["se"] < cv["shared"] else "shared"
+    assert model.multiclass_ == want == "per-class"
+    shared = BernsteinFusion(degree=4, multiclass="shared").fit(S[:n], y[:n])
+    assert log_loss(model.predict_proba(S[n:]), y[n:]) < log_loss(
+        shared.predict_proba(S[n:]), y[n:]
+    )
+    # below the rows the per-class model needs, auto is the shared model alone
+    monkeypatch.setattr(est, "AUTO_PER_CLASS_ROWS", 10_000)
+    small = BernsteinFusion(degree=4).fit(S[:n], y[:n])
+    assert small.multiclass_ == "shared" and "multiclass_cv_" not in vars(small)
+    np.testing.assert_array_equal(small.predict_proba(S[n:]), shared.predict_proba(S[n:]))
