@@ -1094,7 +1094,8 @@ class BernsteinFusion(FusionEstimator):
         folds = np.full(S.shape[0], -1, dtype=np.int64)
         w = check_sample_weight(sample_weight, S.shape[0])
         kept = w > 0
-        folds[kept] = row_folds(S[kept], index[kept], int(self.cv), fold_seed(self))
+        sample = _cv_sample(int(kept.sum()), S.shape[2])
+        folds[kept] = row_folds(S[kept], index[kept], int(self.cv), fold_seed(self), sample)
         held_per_class = per_class._fit_per_class(S, classes, index, sample_weight, folds)
         if held_shared is None or held_per_class is None:  # a fold without some class
             self.__dict__.update({k: v for k, v in vars(shared).items() if k.endswith("_")})
@@ -1136,7 +1137,7 @@ class BernsteinFusion(FusionEstimator):
         n = S.shape[0]
         scales = [detect_scale(S[:, m, :], self.base) for m in range(M)]
         degree = self._shared_degree(M, n)
-        lams, taus = self._lam_candidates(n), self._bias_candidates()
+        lams, taus = self._shared_lams(n), self._bias_candidates()
         fold, n_folds = (None, 0)
         if len(lams) > 1 or len(taus) > 1:
             fold, n_folds = self._shared_folds(S, index, kept)
@@ -1172,8 +1173,9 @@ class BernsteinFusion(FusionEstimator):
             cv=int(self.cv),
             seed=fold_seed(self),
             degree_for=self._shared_degree,
-            lams_for=self._lam_candidates,
+            lams_for=self._shared_lams,
             taus=self._bias_candidates(),
+            cv_sample=_cv_sample,
             osqp_settings=self._osqp_settings(),
             progress=self._shared_progress,
         )
@@ -1184,6 +1186,16 @@ class BernsteinFusion(FusionEstimator):
         search = n_lams > 1 or n_taus > 1
         steps = (n_lams + (n_taus - 1 if n_taus > 1 else 0) if search else 0) + 1
         return Progress(steps, desc=type(self).__name__, enabled=self.verbose)
+
+    def _shared_lams(self, n: int) -> list[float]:
+        """``lam`` candidates of the class-shared model: ``lam_grid``, or by default that of
+        the binary model in whole decades (``inf``, 10, 1, ..., 1e-6, then down to
+        ``0.02 / n``): its few parameters need no finer grid, and every candidate is a pass
+        over ``n C`` pairs per fold."""
+        lams = self._lam_candidates(n)
+        if self.lam == "cv" and self.lam_grid is None:
+            lams = [v for v in lams if np.isinf(v) or np.log10(v) == round(np.log10(v))]
+        return lams
 
     def _bias_candidates(self) -> list[float]:
         if self.bias_penalty == "cv":
@@ -1242,15 +1254,17 @@ class BernsteinFusion(FusionEstimator):
         return degrees[0]
 
     def _shared_folds(self, S, index, kept) -> tuple[np.ndarray, int]:
-        """Test fold of every row (-1: in none) for the class-shared model's CV: by the
-        row's content for an int ``cv`` (as a dask fit would assign them), else from the
-        given splits, whose test sets must not overlap."""
+        """Test fold of every row for the class-shared model's CV (-1: in none, -2: outside
+        its sample, see :data:`CV_MAX_PAIRS`): by the row's content for an int ``cv`` (as a
+        dask fit would assign them), else from the given splits, whose test sets must not
+        overlap."""
         if isinstance(self.cv, Integral) and not isinstance(self.cv, bool):
             if S.shape[0] < self.cv:
                 raise ValueError(
                     f"cv={self.cv} folds need at least {self.cv} rows, got {S.shape[0]}."
                 )
-            return row_folds(S, index, int(self.cv), fold_seed(self)), int(self.cv)
+            sample = _cv_sample(*S.shape[::2])
+            return row_folds(S, index, int(self.cv), fold_seed(self), sample), int(self.cv)
         splits = cv_splits(self.cv, index, self.random_state, kept=kept)
         fold = np.full(S.shape[0], -1, dtype=np.int64)
         for f, (train, test) in enumerate(splits):
@@ -1434,6 +1448,19 @@ BOOTSTRAP_LAM_FACTOR = 0.1
 #: fit per class.
 AUTO_PER_CLASS_ROWS = 1_000
 AUTO_PER_CLASS_CLASSES = 20
+
+#: The class-shared model cross-validates its penalties on a sample of rows holding about
+#: this many (row, class) pairs, drawn by the rows' content (``n C`` beyond it: 2,000 of
+#: 10,000 rows at 1,000 classes); the final fit uses every row. Every candidate costs a
+#: few passes over the sample per fold, and a held-out log-loss over a few thousand rows
+#: already separates penalties as well as the one-standard-error rule can use.
+CV_MAX_PAIRS = 10_000_000
+
+
+def _cv_sample(n: int, C: int) -> float:
+    """Share of the rows in the class-shared model's cross-validation sample."""
+    return min(1.0, CV_MAX_PAIRS / max(n * C, 1))
+
 
 #: Predictions use ``expit(clip(eta, -ETA_CAP, ETA_CAP))``.
 ETA_CAP = 35.0

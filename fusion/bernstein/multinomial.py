@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
 from .._solver import SolverError, SolverWarning
@@ -74,6 +75,7 @@ __all__ = [
     "Problem",
     "newton",
     "cv_path",
+    "CV_ROWS",
 ]
 
 #: Pairs whose weighted probability is below this are left out of the Hessian.
@@ -199,28 +201,34 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
     keep = flat > HESSIAN_TINY
     if np.count_nonzero(keep) < 0.5 * flat.shape[0]:
         sel = np.flatnonzero(keep)
-        pw, row = flat[sel], sel // C
+        pw = flat[sel]
+        row_ptr = np.searchsorted(sel // C, np.arange(r + 1))
         bins = [B[m].ravel()[sel] for m in range(M)]
+        cls = sel % C
     else:
-        sel, pw, row = None, flat, np.repeat(rows, C)
+        sel, pw, row_ptr = None, flat, np.arange(0, r * C + 1, C)
         bins = [B[m].ravel() for m in range(M)]
+        cls = None
     H = np.zeros((P, P))
     mrow = np.zeros((r, P))
     Hab = np.zeros((P, C)) if biased else None
-    if biased:
-        cls = np.tile(np.arange(C), r) if sel is None else sel % C
+    if biased:  # the pairs grouped by class, for the per-class sums
+        by_class = np.argsort(cls, kind="stable") if sel is not None else None
+        class_ptr = (
+            np.arange(0, r * C + 1, r)
+            if sel is None
+            else np.searchsorted(cls[by_class], np.arange(C + 1))
+        )
+        pw_class = pw.reshape(r, C).T.ravel() if sel is None else pw[by_class]
     for m, (cols, F) in enumerate(feats):
         nb = F.shape[0]
         n_m = np.bincount(bins[m], weights=pw, minlength=nb)
         H[np.ix_(cols, cols)] += F.T @ (n_m[:, None] * F)
-        if nb <= 4 * C:  # per row and bin, then the bins' features: r nb (K + 2) products
-            A = np.bincount(row * nb + bins[m], weights=pw, minlength=r * nb)
-            mrow[:, cols] += A.reshape(r, nb) @ F
-        else:  # every pair's features: r C (K + 2) products
-            mrow[:, cols] += _row_sums(F[bins[m]] * pw[:, None], row, r, C, sel is None)
-        if biased:  # per class and bin
-            K_m = np.bincount(cls * nb + bins[m], weights=pw, minlength=C * nb)
-            Hab[cols] += (K_m.reshape(C, nb) @ F).T
+        # every row's sum of its pairs' features, as a sparse (row, bin) matrix times F
+        mrow[:, cols] += _sparse(pw, bins[m], row_ptr, nb) @ F
+        if biased:  # every class's sum of its pairs' features
+            b_class = bins[m].reshape(r, C).T.ravel() if sel is None else bins[m][by_class]
+            Hab[cols] += (_sparse(pw_class, b_class, class_ptr, nb) @ F).T
         for mm in range(m + 1, M):
             cols2, F2 = feats[mm]
             nb2 = F2.shape[0]
@@ -243,14 +251,10 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
     return loss, grad, Curvature(H, Hab, Hbb)
 
 
-def _row_sums(values: np.ndarray, row: np.ndarray, r: int, C: int, full: bool) -> np.ndarray:
-    """Sums of ``values`` (one row per pair) over every row's pairs: all ``C`` pairs of each
-    row in order when ``full``, else the pairs of rows ``row``."""
-    if full:
-        return values.reshape(r, C, -1).sum(axis=1)
-    out = np.zeros((r, values.shape[1]))
-    np.add.at(out, row, values)
-    return out
+def _sparse(values: np.ndarray, columns: np.ndarray, ptr: np.ndarray, width: int):
+    """The CSR matrix whose row ``i`` holds ``values[ptr[i]:ptr[i + 1]]`` in ``columns``
+    (repeated columns add up when it multiplies)."""
+    return sp.csr_matrix((values, columns, ptr), shape=(ptr.shape[0] - 1, width))
 
 
 @dataclass(eq=False)
@@ -503,6 +507,11 @@ def newton(
             )
 
 
+#: The key of a problem over every row of the cross-validation (all folds' rows).
+CV_ROWS = "cv"
+#: The shared Hessian of a cross-validation path is evaluated on about this many pairs.
+HESSIAN_PAIRS = 1 << 18
+
 #: Along a cross-validation path a fold stops after a full step that predicted at most this
 #: decrease of its mean loss.
 CV_STOP = 1e-5
@@ -553,19 +562,36 @@ def cv_path(
             if np.isfinite(tau) and pb.x.shape[0] == P:
                 pb.x, pb.grad = np.concatenate([pb.x, np.zeros(C)]), None
         centre = np.mean([pb.x for pb in problems], axis=0)
-        _, _, H = source.stats([(None, centre)], hessian=True)[0]
-        H = H / source.total(None)
+        # one Hessian of (a sample of) the cross-validation's rows serves every fold: see
+        # newton; it only guides the steps, so a few hundred thousand pairs suffice
+        share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * C))  # weights: mean 1
+        H = source.curvature(centre, share)
         newton(source, layout, problems, osqp_settings, ridge, hessian=H, stop=CV_STOP)
         held.append(source.heldout_losses([(pb.key, pb.x) for pb in problems]))
         sols.append([pb.x.copy() for pb in problems])
         done.append((float(lam), float(tau)))
         if progress is not None:
             progress.step(f"shared lam={lam:g}" + (f" bias={tau:g}" if np.isfinite(tau) else ""))
-        losses = np.array(held)
-        mean = losses @ w / w.sum()
-        best = int(np.argmin(mean))
-        if se_rule is not None and len(done) - 1 - best >= patience:
-            se = se_rule(losses, w, best)
-            if np.all(mean[-patience:] - mean[best] > se[-patience:]):
-                break
+        if se_rule is not None and _settled(np.array(held), w, se_rule, patience):
+            break
     return SharedPath(done, np.array(held), w, sols)
+
+
+def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:
+    """Whether the rest of a path cannot change the one-standard-error pick: the held-out
+    loss has risen above its minimum by more than the standard error at the last
+    ``patience`` penalties (as in :func:`fusion.bernstein.logistic.cv_path`), or the last
+    ``patience + 1`` penalties after the pick all stayed within one standard error of it
+    (a flat curve: smaller penalties fit no better than noise)."""
+    mean = losses @ w / w.sum()
+    last = mean.shape[0] - 1
+    best = int(np.argmin(mean))
+    se = se_rule(losses, w, best)
+    if last - best >= patience and np.all(mean[-patience:] - mean[best] > se[-patience:]):
+        return True
+    pick = int(np.flatnonzero(mean - mean[best] <= se)[0])
+    if last - pick < patience + 1:
+        return False
+    se = se_rule(losses, w, pick)
+    tail = slice(last - patience, None)
+    return bool(np.all(mean[pick] - mean[tail] <= se[tail]))

@@ -64,6 +64,8 @@ __all__ = [
     "detect_scale",
     "log_probabilities",
     "row_folds",
+    "OUTSIDE",
+    "trains_on",
     "MemberAxis",
     "axis_ranges",
     "merge_ranges",
@@ -123,8 +125,12 @@ def log_probabilities(block: np.ndarray, scale: str, floor: float | None = None)
     return z.astype(dtype, copy=False)
 
 
-def row_folds(S: np.ndarray, index: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
-    """Fold of every row from a seeded hash of its scores ``S`` (r, M, C) and class index.
+def row_folds(
+    S: np.ndarray, index: np.ndarray, n_folds: int, seed: int, sample: float = 1.0
+) -> np.ndarray:
+    """Fold of every row from a seeded hash of its scores ``S`` (r, M, C) and class index;
+    with ``sample < 1``, -2 for the rows outside a sample of about that share (drawn by
+    another part of the same hash).
 
     A row's fold depends on nothing but the row and ``seed``: identical rows share a fold
     (a repeated row is a doubled weight), and neither the order nor the chunking of the rows
@@ -134,6 +140,7 @@ def row_folds(S: np.ndarray, index: np.ndarray, n_folds: int, seed: int) -> np.n
     cols = np.arange(1, S.shape[1] * S.shape[2] + 1, dtype=np.uint64).reshape(S.shape[1:])
     out = np.empty(r, dtype=np.int64)
     step = max(1, BLOCK_PAIRS // max(1, S.shape[1] * S.shape[2]))
+    cut = np.uint64(min(int(sample * 2.0**64), 2**64 - 1))
     with np.errstate(over="ignore"):
         salt = cols * GOLDEN + np.uint64(seed) * GOLDEN
         for start in range(0, r, step):
@@ -141,8 +148,26 @@ def row_folds(S: np.ndarray, index: np.ndarray, n_folds: int, seed: int) -> np.n
             bits = np.ascontiguousarray(S[rows], dtype=np.float64).view(np.uint64)
             h = mix64(bits ^ salt).sum(axis=(1, 2), dtype=np.uint64)
             h = mix64(h ^ (np.asarray(index[rows], dtype=np.uint64) * GOLDEN))
-            out[rows] = (h % np.uint64(n_folds)).astype(np.int64)
+            fold = (h % np.uint64(n_folds)).astype(np.int64)
+            if sample < 1.0:
+                fold[mix64(h + GOLDEN) >= cut] = OUTSIDE
+            out[rows] = fold
     return out
+
+
+#: The fold of a row outside the cross-validation's sample (trained on by the final fit only).
+OUTSIDE = -2
+
+
+def trains_on(key, segment: int) -> bool:
+    """Whether problem ``key`` trains on the rows of ``segment``: the final fit (None) on
+    every row, the cross-validation's rows (``"cv"``) on all but those outside its sample,
+    fold ``f`` on those but its own test rows."""
+    if key is None:
+        return True
+    if segment == OUTSIDE:
+        return False
+    return key == "cv" or segment != key
 
 
 @dataclass
@@ -301,10 +326,10 @@ class PairBlock:
     """Rows of training pairs, stored fold after fold: ``z`` (M, r, C) in the scores'
     precision (float32 stays float32), bins (M, r, C) int16, class indices and weights.
 
-    ``fold`` (r,) gives every row's test fold (-1: in no test set; None: no folds). Segment
-    ``-1`` holds the rows tested in no fold, segment ``f`` fold ``f``'s test rows; a
-    problem trained on the complement of fold ``f`` reads every segment but ``f``. The
-    in-memory fit holds all rows in one block; a dask fit one block per chunk of rows.
+    ``fold`` (r,) gives every row's test fold (-1: in no test set; -2, :data:`OUTSIDE`:
+    outside the cross-validation's sample; None: no folds). Segment ``f`` holds the rows of
+    fold ``f``; which segments a problem reads is :func:`trains_on`. The in-memory fit holds
+    all rows in one block; a dask fit one block per chunk of rows.
     """
 
     @classmethod
@@ -316,8 +341,11 @@ class PairBlock:
         self.M, self.C, self.n_folds = M, C, int(n_folds)
         fold = np.full(r, -1, dtype=np.int64) if fold is None else np.asarray(fold)
         self.order = np.argsort(fold, kind="stable")
-        starts = np.searchsorted(fold[self.order], np.arange(-1, self.n_folds + 1))
-        self.bounds = {f: (int(starts[f + 1]), int(starts[f + 2])) for f in range(-1, n_folds)}
+        starts = np.searchsorted(fold[self.order], np.arange(OUTSIDE, self.n_folds + 1))
+        self.bounds = {
+            f: (int(starts[f - OUTSIDE]), int(starts[f - OUTSIDE + 1]))
+            for f in range(OUTSIDE, n_folds)
+        }
         self.index = np.asarray(index)[self.order]
         self.w = np.asarray(w, dtype=float)[self.order]
         dtype = np.float32 if S.dtype == np.float32 else np.float64
@@ -359,9 +387,11 @@ class PairBlock:
             for f, (a, b) in self.bounds.items()
         }
 
-    def blocks(self, segment: int):
-        """``(Z, B, index, w)`` of cache-sized runs of the segment's rows."""
+    def blocks(self, segment: int, end: int | None = None):
+        """``(Z, B, index, w)`` of cache-sized runs of the segment's rows (up to the stored
+        row ``end``)."""
         a, b = self.bounds[segment]
+        b = b if end is None else min(b, end)
         for start in range(a, b, self.rows):
             rows = slice(start, min(b, start + self.rows))
             yield self.Z[:, rows], self.B[:, rows], self.index[rows], self.w[rows]

@@ -15,7 +15,7 @@ from .._solver import one_blas_thread
 from .basis import bernstein_basis, evaluate
 from .logistic import Layout, base_ridge
 from .multinomial import Problem, Tables, block_arrays, block_losses, block_stats, cv_path, newton
-from .pairs import BLOCK_PAIRS, MemberAxis, PairBlock, PairData, log_probabilities
+from .pairs import BLOCK_PAIRS, MemberAxis, PairBlock, PairData, log_probabilities, trains_on
 
 __all__ = [
     "MemorySource",
@@ -25,6 +25,7 @@ __all__ = [
     "fit_source",
     "block_problem_stats",
     "block_heldout",
+    "block_curvature",
     "shared_layout",
     "bin_features",
     "paired_se",
@@ -61,7 +62,7 @@ def block_problem_stats(block: PairBlock, requests, feats, hessian: bool, gradie
     are read once for all problems."""
     out = [[0.0, None, None] for _ in requests]
     for seg in block.bounds:
-        todo = [j for j, (key, _) in enumerate(requests) if key is None or key != seg]
+        todo = [j for j, (key, _) in enumerate(requests) if trains_on(key, seg)]
         if not todo:
             continue
         for Z, B, idx, w in block.blocks(seg):
@@ -75,6 +76,21 @@ def block_problem_stats(block: PairBlock, requests, feats, hessian: bool, gradie
                 if h is not None:
                     acc[2] = h if acc[2] is None else acc[2] + h
     return out
+
+
+def block_curvature(block: PairBlock, tables: Tables, feats, share: float):
+    """The Hessian at ``tables`` over a share of the block's cross-validation rows (the
+    first ``share`` of every segment's rows) and their weight."""
+    H, W = None, 0.0
+    for seg, (a, b) in block.bounds.items():
+        if not trains_on("cv", seg) or b <= a:
+            continue
+        end = a + max(1, int(np.ceil(share * (b - a))))
+        for Z, B, idx, w in block.blocks(seg, end):
+            _, _, h = block_stats(*block_arrays(Z, B), idx, w, tables, feats, True, False)
+            H = h if H is None else H + h
+            W += float(w.sum())
+    return H, W
 
 
 def block_heldout(block: PairBlock, requests) -> list[np.ndarray]:
@@ -103,10 +119,10 @@ class MemorySource:
 
     def class_weights(self, key) -> np.ndarray:
         """Training weight of every class in the rows of problem ``key``."""
-        return sum(v for f, v in self.by_class.items() if key is None or f != key)
+        return sum(v for f, v in self.by_class.items() if trains_on(key, f))
 
     def total(self, key) -> float:
-        return float(sum(v for f, v in self.weights.items() if key is None or f != key))
+        return float(sum(v for f, v in self.weights.items() if trains_on(key, f)))
 
     def _tables(self, requests):
         return [(key, Tables.of(x, self.layout, self.Phi)) for key, x in requests]
@@ -114,6 +130,11 @@ class MemorySource:
     def stats(self, requests, hessian: bool, gradient: bool = True):
         out = block_problem_stats(self.data, self._tables(requests), self.feats, hessian, gradient)
         return [tuple(a) for a in out]
+
+    def curvature(self, x: np.ndarray, share: float):
+        """The mean loss's curvature at ``x`` over a share of the cross-validation's rows."""
+        H, W = block_curvature(self.data, Tables.of(x, self.layout, self.Phi), self.feats, share)
+        return H / W
 
     def heldout_weights(self) -> np.ndarray:
         """Weights of the held-out rows, in the order of :meth:`heldout_losses`."""

@@ -33,9 +33,11 @@ from .pairs import (
     make_axes,
     merge_ranges,
     row_folds,
+    trains_on,
 )
 from .shared import (
     bin_features,
+    block_curvature,
     block_heldout,
     block_problem_stats,
     fit_source,
@@ -88,6 +90,7 @@ class DaskPlan:
     degree_for: Callable[[int, int], int]
     lams_for: Callable[[int], list]
     taus: list
+    cv_sample: Callable[[int, int], float]
     osqp_settings: dict
     progress: Callable[[int], object]
 
@@ -151,9 +154,9 @@ def _histograms(Sb, yb, wb, i, scale, labels, scales, ranges, mean_w):
     return axis_histograms(Sb, wb / mean_w, scales, ranges)
 
 
-def _build(Sb, yb, wb, i, scale, labels, scales, axes, mean_w, n_folds, seed):
+def _build(Sb, yb, wb, i, scale, labels, scales, axes, mean_w, n_folds, seed, sample):
     Sb, index, wb = _kept(Sb, yb, wb, i, scale, labels)
-    fold = row_folds(Sb, index, n_folds, seed) if n_folds else None
+    fold = row_folds(Sb, index, n_folds, seed, sample) if n_folds else None
     return PairBlock.build(Sb, index, wb / mean_w, fold, n_folds, axes, scales)
 
 
@@ -204,10 +207,10 @@ class DaskSource:
 
     def class_weights(self, key) -> np.ndarray:
         """Training weight of every class in the rows of problem ``key``."""
-        return sum(v for f, v in self.by_class.items() if key is None or f != key)
+        return sum(v for f, v in self.by_class.items() if trains_on(key, f))
 
     def total(self, key) -> float:
-        return float(sum(v for f, v in self.weights.items() if key is None or f != key))
+        return float(sum(v for f, v in self.weights.items() if trains_on(key, f)))
 
     def _tables(self, requests):
         return [(key, Tables.of(x, self.layout, self.Phi)) for key, x in requests]
@@ -220,6 +223,19 @@ class DaskSource:
         parts = [f(b, tables, feats, hessian, gradient) for b in self.blocks]
         (out,) = dask.compute(_tree_reduce(parts, _sum_stats))
         return [tuple(a) for a in out]
+
+    def curvature(self, x: np.ndarray, share: float):
+        """The mean loss's curvature at ``x`` over a share of the cross-validation's rows."""
+        dask, _ = _dask()
+        tables = dask.delayed(Tables.of(x, self.layout, self.Phi), pure=True)
+        feats = dask.delayed(self.feats, pure=True)
+        f = dask.delayed(block_curvature, pure=True)
+        parts = dask.compute(*[f(b, tables, feats, share) for b in self.blocks])
+        parts = [p for p in parts if p[0] is not None]
+        H = parts[0][0]
+        for part in parts[1:]:
+            H = H + part[0]
+        return H / sum(p[1] for p in parts)
 
     def heldout_weights(self) -> np.ndarray:
         dask, _ = _dask()
@@ -287,7 +303,10 @@ def fit_shared_dask(S, y, sample_weight, classes, plan: DaskPlan):
     (hists,) = dask.compute(_tree_reduce(parts, _add))
     axes = make_axes(ranges, hists)
     f = dask.delayed(_build, pure=True)
-    built = [f(*r, i, *common, axes, mean_w, n_folds, plan.seed) for i, r in enumerate(rows)]
+    sample = plan.cv_sample(n, C)
+    built = [
+        f(*r, i, *common, axes, mean_w, n_folds, plan.seed, sample) for i, r in enumerate(rows)
+    ]
     blocks = list(dask.persist(*built))
     sums = dask.compute(*[dask.delayed(_bin_sums)(b) for b in blocks])
     finish_axes(axes, sum(s[0] for s in sums), sum(s[1] for s in sums))
