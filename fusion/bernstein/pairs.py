@@ -387,6 +387,25 @@ class PairBlock:
             for f, (a, b) in self.bounds.items()
         }
 
+    def runs(self):
+        """``(start, stop)`` of cache-sized runs of the stored rows."""
+        n = self.w.shape[0]
+        return [(a, min(n, a + self.rows)) for a in range(0, n, self.rows)]
+
+    def pieces(self, key, start: int, stop: int) -> list[tuple[int, int]]:
+        """The stored rows in ``[start, stop)`` that problem ``key`` trains on, as
+        contiguous ``(a, b)`` ranges (neighbouring segments merged)."""
+        out = []
+        for seg, (a, b) in self.bounds.items():  # in stored order
+            a, b = max(a, start), min(b, stop)
+            if a >= b or not trains_on(key, seg):
+                continue
+            if out and out[-1][1] == a:
+                out[-1] = (out[-1][0], b)
+            else:
+                out.append((a, b))
+        return out
+
     def blocks(self, segment: int, end: int | None = None):
         """``(Z, B, index, w)`` of cache-sized runs of the segment's rows (up to the stored
         row ``end``)."""

@@ -58,19 +58,24 @@ def bin_features(axes: Sequence[MemberAxis], degree: int) -> tuple[list, list]:
 
 def block_problem_stats(block: PairBlock, requests, feats, hessian: bool, gradient: bool):
     """``[loss, grad, H]`` of every problem ``(key, tables)`` over its training rows in
-    ``block`` (key f: every segment but f; None: every segment); the block's runs of rows
-    are read once for all problems."""
+    ``block`` (see :func:`~fusion.bernstein.pairs.trains_on`). The block is read in
+    cache-sized runs of rows, each once for all problems; within a run a problem's rows
+    are at most a few contiguous pieces (the segments are stored one after the other)."""
     out = [[0.0, None, None] for _ in requests]
-    for seg in block.bounds:
-        todo = [j for j, (key, _) in enumerate(requests) if trains_on(key, seg)]
-        if not todo:
+    for start, stop in block.runs():
+        pieces = [block.pieces(key, start, stop) for key, _ in requests]
+        if not any(pieces):
             continue
-        for Z, B, idx, w in block.blocks(seg):
-            Z, B = block_arrays(Z, B)
-            for j in todo:
-                a, g, h = block_stats(Z, B, idx, w, requests[j][1], feats, hessian, gradient)
+        Z, B = block_arrays(block.Z[:, start:stop], block.B[:, start:stop])
+        for j, (_, tables) in enumerate(requests):
+            for a, b in pieces[j]:
+                rows = slice(a - start, b - start)
+                loss, g, h = block_stats(
+                    Z[:, rows], B[:, rows], block.index[a:b], block.w[a:b], tables, feats,
+                    hessian, gradient,
+                )  # fmt: skip
                 acc = out[j]
-                acc[0] += a
+                acc[0] += loss
                 if g is not None:
                     acc[1] = g if acc[1] is None else acc[1] + g
                 if h is not None:
@@ -170,7 +175,7 @@ def one_se_pick(held: np.ndarray, w: np.ndarray) -> int:
 
 #: Ridge penalties of the class biases tried by ``bias_penalty="cv"`` after ``inf`` (no
 #: biases), largest first; in units of the mean log-loss, like ``lam``.
-BIAS_GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)
+BIAS_GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
 
 @dataclass
