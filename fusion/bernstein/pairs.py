@@ -11,11 +11,14 @@ A scorer's scores are probabilities (every training value in ``[0, 1]``) or logi
 estimator's ``base`` says which (``"auto"`` decides by the range). Probabilities give
 ``z = log p``, logits their log-softmax ``z = s - logsumexp(s)`` over the row's classes (the
 same distribution; a row's shift does not change a softmax, and it makes the values of
-different rows comparable). Every ``z`` is kept at or above the scorer's *floor*: the
-smallest finite value seen in training, and never below ``log`` of the smallest normal
-double (:data:`LOG_TINY`), so a probability of exactly 0 (a random forest's empty leaf, an
-underflowed softmax) becomes the most negative value the scorer gave elsewhere, not
-``-inf``; a new, smaller value at prediction is winsorized to the same floor.
+different rows comparable). Every ``z`` is kept at or above the scorer's *floor*: ``log``
+of half the smallest positive probability seen in training (and never below ``log`` of the
+smallest normal double, :data:`LOG_TINY`), so a probability of exactly 0 (a random forest's
+class without a vote, an underflowed softmax) is below every positive one, as it should be
+(a forest's one vote in a hundred, 0.01, stays apart from none), and finite; a new, smaller
+value at prediction is winsorized to the same floor. (With the smallest positive value as
+the floor, a forest of 100 trees on 100 classes put none and one vote at the same ``z``:
+log-loss 0.8717 against 0.8682 on make_classification's 100 classes, benchmarks/multiclass.)
 
 Normalization
 -------------
@@ -198,14 +201,19 @@ class MemberAxis:
         )
 
 
-def histogram(z: np.ndarray, w: np.ndarray, lo: float, hi: float) -> np.ndarray:
+def histogram(
+    z: np.ndarray, w: np.ndarray, lo: float, hi: float, raw: np.ndarray | None = None
+) -> np.ndarray:
     """Weighted histogram of one scorer's ``z`` (r, C) over :data:`HIST_BINS` bins of
-    ``[lo, hi]``, each pair weighted by its row's weight ``w`` (r,) times ``exp(z)``."""
+    ``[lo, hi]``, each pair weighted by its row's weight ``w`` (r,) times the scorer's
+    probability ``exp(raw)`` (``raw``: its log-probabilities before the floor; default
+    ``z``): a class the scorer gives probability 0 weighs nothing, wherever its floor
+    puts it."""
     span = hi - lo
     k = np.asarray(z, dtype=np.float64) - lo
     k *= HIST_BINS / span if span > 0 else 0.0
     np.clip(k, 0, HIST_BINS - 1, out=k)
-    weights = np.exp(np.asarray(z, dtype=np.float64))
+    weights = np.exp(np.asarray(z if raw is None else raw, dtype=np.float64))
     weights *= w[:, None]
     return np.bincount(k.astype(np.int64).ravel(), weights=weights.ravel(), minlength=HIST_BINS)
 
@@ -268,8 +276,8 @@ def merge_ranges(parts: Sequence[np.ndarray]) -> np.ndarray:
     """The ranges of all blocks (:func:`axis_ranges`), with the floor in place: at least
     :data:`LOG_TINY`, and the smallest value never below it."""
     parts = np.stack(parts)
-    floor = parts[:, 0].min(axis=0)
-    floor = np.where(np.isfinite(floor), floor, LOG_TINY)
+    floor = parts[:, 0].min(axis=0) - np.log(2.0)
+    floor = np.where(np.isfinite(floor), np.maximum(floor, LOG_TINY), LOG_TINY)
     lo = np.maximum(parts[:, 1].min(axis=0), floor)
     hi = parts[:, 2].max(axis=0)
     return np.array([floor, lo, hi])
@@ -286,8 +294,9 @@ def axis_histograms(
     for start in range(0, S.shape[0], step):
         rows = slice(start, start + step)
         for m in range(M):
-            z = log_probabilities(S[rows, m, :], scales[m], ranges[0, m])
-            out[m] += histogram(z, w[rows], ranges[1, m], ranges[2, m])
+            raw = log_probabilities(S[rows, m, :], scales[m])
+            z = np.maximum(raw, ranges[0, m])
+            out[m] += histogram(z, w[rows], ranges[1, m], ranges[2, m], raw)
     return out
 
 
