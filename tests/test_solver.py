@@ -136,3 +136,34 @@ def test_fits_and_predictions_leave_the_thread_limit_as_they_found_it():
 @pytest.mark.parametrize("box", [(0.0, 1.0), None])
 def test_monotone_constraints_are_cached_read_only_objects(box):
     assert monotone_constraints((2, 3), box) is monotone_constraints((2, 3), box)
+
+
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_every_fit_runs_its_dense_algebra_on_one_blas_thread_and_restores_the_caller(
+    multiclass, monkeypatch
+):
+    import fusion
+    from fusion.bernstein import logistic, multinomial
+
+    seen = []
+    module = multinomial if multiclass else logistic
+    newton = module.newton
+
+    def spy(*args, **kwargs):
+        seen.append(set(_blas_threads().values()))
+        return newton(*args, **kwargs)
+
+    monkeypatch.setattr(module, "newton", spy)
+    if multiclass:
+        import fusion.bernstein.shared as shared
+
+        monkeypatch.setattr(shared, "newton", spy)
+        monkeypatch.setattr(multinomial, "newton", spy)
+    rng = np.random.default_rng(0)
+    S = rng.random((300, 2, 3)) if multiclass else rng.normal(size=(300, 2))
+    y = rng.integers(0, 3 if multiclass else 2, 300)
+    with threadpool_limits(limits=2, user_api="blas"):
+        caller = _blas_threads()
+        fusion.fit(S if multiclass else S, y, lam=1e-3)
+        assert _blas_threads() == caller
+    assert seen and all(s == {1} for s in seen)

@@ -17,9 +17,9 @@ from .._base import COMMON_PARAMETERS, SATURATED, SKETCH_KNOTS, FusionEstimator
 from .._lstsq import LeastSquaresStats, heldout_sse
 from .._multiclass import check_multiclass_targets
 from .._progress import Progress
-from .._solver import SolverWarning
+from .._solver import SolverWarning, one_blas_thread
 from .._validation import canonical_weights, check_sample_weight, cv_splits, fold_ids
-from . import logistic
+from . import bootstrap, logistic
 from .basis import (
     STRUCTURES,
     component_shapes,
@@ -457,17 +457,17 @@ class BernsteinFusion(FusionEstimator):
         -------
         self
         """
-        if is_multiclass_dask(S):
-            work = self._blank()
-            work._fit_shared_dask(S, y, sample_weight, classes)
-            self._adopt(work)
-            return self
-        if _is_dask(S):
+        if is_multiclass_dask(S) or _is_dask(S):
             from .distributed import fit_dask
 
-            # As the in-memory fit: on a fresh copy, adopted only when it succeeds.
+            # As the in-memory fit: on a fresh copy, adopted only when it succeeds, its dense
+            # algebra on the client with one BLAS thread (see FusionEstimator.fit).
             work = self._blank()
-            fit_dask(work, S, y, sample_weight)
+            with one_blas_thread():
+                if is_multiclass_dask(S):
+                    work._fit_shared_dask(S, y, sample_weight, classes)
+                else:
+                    fit_dask(work, S, y, sample_weight)
             self._adopt(work)
             return self
         if _is_dask(y) or _is_dask(sample_weight):

@@ -67,7 +67,9 @@ def accumulate_gram(
     wy = y if unit else w * y
     # With few coefficients the GEMM is a small part of the work (building the design is
     # single-threaded numpy), and a threaded BLAS then costs more than it saves: on a busy
-    # machine its spinning threads made fits 5-10x slower in our measurements.
+    # machine its spinning threads made fits 5-10x slower in our measurements. (Every
+    # estimator's fit runs with one thread already, FusionEstimator.fit; this is for direct
+    # callers.)
     with one_blas_thread() if P <= SMALL_P else contextlib.nullcontext():
         for rows in row_chunks(U.shape[0], P, chunk_elements):
             Uc = U[rows]
