@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
+from ._warn import caller_level
+
 __all__ = ["Progress", "progress", "warn_if_slow", "SLOW_SECONDS"]
 
 T = TypeVar("T")
@@ -103,7 +105,7 @@ class Progress:
         self.close()
 
 
-def warn_if_slow(seconds: float, what: str, advice: str, *, stacklevel: int = 3) -> None:
+def warn_if_slow(seconds: float, what: str, advice: str) -> None:
     """One ``UserWarning`` when ``what`` is estimated to take more than :data:`SLOW_SECONDS`.
 
     ``seconds`` is the caller's estimate (stated as such in the message); ``advice`` says what
@@ -114,5 +116,5 @@ def warn_if_slow(seconds: float, what: str, advice: str, *, stacklevel: int = 3)
             f"{what} is estimated to take about {seconds / 60:.0f} minute(s) "
             f"({seconds:.0f} s). {advice} Pass verbose=True to follow its progress.",
             UserWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=caller_level(),
         )

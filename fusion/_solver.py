@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 import numpy as np
 import scipy.sparse as sp
 
+from ._warn import caller_level
+
 __all__ = [
     "SolverError",
     "SolverWarning",
@@ -115,7 +117,7 @@ class QPSolver:
                 f"iterations (primal residual {result.info.prim_res:.2e}); the solution is used "
                 "after projection onto the feasible set. Raise max_iter to silence this.",
                 SolverWarning,
-                stacklevel=3,
+                stacklevel=caller_level(),
             )
             return np.asarray(result.x, dtype=float), status
         self._fail(status, result)

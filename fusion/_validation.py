@@ -15,6 +15,8 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d, validate_data
 
+from ._warn import caller_level
+
 __all__ = [
     "first_nonfinite",
     "check_scores",
@@ -400,7 +402,7 @@ def warn_reversed(columns: list, z: list[float]) -> None:
         "score s as -s); increasing_ records the decision. Pass increasing=True (or one bool "
         "per column) to use the scores as given, or reverse them yourself, to silence this.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=caller_level(),
     )
 
 

@@ -61,6 +61,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from .._solver import SolverError, SolverWarning
+from .._warn import caller_level
 from .qp import DenseUpper, StepQPSolver, monotone_constraints
 
 __all__ = [
@@ -412,7 +413,7 @@ def newton(
             f"Newton's method stopped after {max_iter} iterations at lambda={lam:g} with a "
             f"predicted decrease of {pred:.1e} (tolerance {tol:.0e}); the solution is used.",
             SolverWarning,
-            stacklevel=2,
+            stacklevel=caller_level(),
         )
         return NewtonResult(x, f, max_iter, pred, qp_iter, "newton: inaccurate")
     raise SolverError(

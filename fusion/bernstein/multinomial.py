@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
 from .._solver import SolverError, SolverWarning
+from .._warn import caller_level
 from .logistic import (
     ARMIJO,
     DAMPING,
@@ -501,7 +502,7 @@ def newton(
                 f"Newton's method stopped after {max_iter} iterations at lambda={pb.lam:g} "
                 f"with a predicted decrease of {pb.pred:.1e}; the solution is used.",
                 SolverWarning,
-                stacklevel=3,
+                stacklevel=caller_level(),
             )
             pb.status = "newton: inaccurate"
             pb.done = True

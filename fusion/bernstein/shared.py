@@ -12,6 +12,7 @@ import numpy as np
 
 from .._multiclass import COUPLED_LOGIT_RANGE
 from .._solver import one_blas_thread
+from .._warn import caller_level
 from .basis import bernstein_basis, evaluate
 from .logistic import Layout, base_ridge
 from .multinomial import Problem, Tables, block_arrays, block_losses, block_stats, cv_path, newton
@@ -301,7 +302,7 @@ def _warn_edge(what: str, grid: str) -> None:
         f"cross-validation picked {what}, the smallest value of {grid}: a smaller penalty "
         "might fit better. Pass a grid that extends further down to check.",
         UserWarning,
-        stacklevel=7,
+        stacklevel=caller_level(),
     )
 
 

@@ -27,6 +27,7 @@ from sklearn.utils.validation import (
 from .._registry import METHODS
 from .._validation import check_sample_weight as _check_weights
 from .._validation import label_repr as _label
+from .._warn import caller_level
 from ..ecdf import ConstantColumnError
 from .crossfit import (
     derive_names,
@@ -544,7 +545,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
                 f"base estimator(s) {ignored} do not take sample_weight in fit; they are "
                 "fitted unweighted (the fusion fit uses the weights).",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=caller_level(),
             )
         return params
 

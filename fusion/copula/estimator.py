@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import COMMON_PARAMETERS, FusionEstimator
 from .._progress import SLOW_SECONDS, Progress, warn_if_slow
 from .._validation import canonical_weights
+from .._warn import caller_level
 from . import families as fam
 from .family import MAX_INTERVAL_AXES
 from .fit import fit_copula, unsupported_families
@@ -243,7 +244,7 @@ class CopulaFusion(FusionEstimator):
                     f"available with that many such scores (elliptical families: at most 2, "
                     f"others: at most {MAX_INTERVAL_AXES}), so they are left out.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=caller_level(),
                 )
                 candidates = tuple(f for f in candidates if f not in skipped)
 
@@ -294,7 +295,6 @@ class CopulaFusion(FusionEstimator):
             f"CopulaFusion fit ({M} scores, {sum(int(r.sum()) for r in rows):,} rows, {n_fits} "
             "copula fits)",
             "Fewer candidate families (families=[...], e.g. without 'student') are faster.",
-            stacklevel=4,
         )
         return Progress(n_fits, desc="CopulaFusion copula fits", enabled=self.verbose)
 

@@ -316,7 +316,6 @@ class MRMICFusion(FusionEstimator):
             f"{self.graph!r}, M={M}, interpolation={rule!r}; a rough estimate, see "
             "fusion.mrmic.cost)",
             hint,
-            stacklevel=4,
         )
 
     def _checked_lam_grid(self) -> list[float] | None:

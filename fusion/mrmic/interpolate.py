@@ -45,6 +45,7 @@ import numpy as np
 from scipy.spatial import Delaunay, QhullError, cKDTree
 
 from .._solver import one_blas_thread
+from .._warn import caller_level
 from .graph import dominated_max, dominating_min
 
 __all__ = [
@@ -164,7 +165,7 @@ def linear_weights(points: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray,
             f"Delaunay triangulation of the {n} training points failed ({err!s:.80}); "
             "using the nearest fitted value everywhere.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=caller_level(),
         )
         return _nearest_weights(Z, Zq, d + 1)
     simplex = tri.find_simplex(Zq)

@@ -57,6 +57,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._docs import estimator_doc
 from .._lstsq import LeastSquaresStats, heldout_sse
 from .._solver import SolverError, SolverWarning
+from .._warn import caller_level
 from .reduction import UnivariateCalibrator
 
 __all__ = [
@@ -343,7 +344,7 @@ class RPRProblem:
                 f"RPR SDP (degree {self.degree}, lam {lam:g}) solved only inaccurately "
                 f"({'; '.join(statuses)}); the solution is used after the exact repair.",
                 SolverWarning,
-                stacklevel=2,
+                stacklevel=caller_level(),
             )
             return fallback
         raise SolverError(
