@@ -14,7 +14,8 @@ rows disjoint from the fusion and test rows; their outputs are cached in
 ``benchmarks/.cache/scores`` (git-ignored), so a rerun costs only the fusion fits. Every
 contender is compared with logistic regression on the logits by paired differences per
 cell (scenario x fusion sample size). Scenarios, contenders and the flag definitions:
-:mod:`fusion.bench.scenarios`; results: benchmarks/RESULTS.md.
+``benchmarks/scenarios_lib`` (this folder is on ``sys.path`` when Python runs this file);
+results: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fusion.bench.scenarios.cli import main
+from scenarios_lib.cli import main
 
 if __name__ == "__main__":
     sys.exit(main(default_cache=str(Path(__file__).resolve().parent / ".cache" / "scores")))

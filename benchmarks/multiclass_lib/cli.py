@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from fusion.bench import _cli
+from harness import cli as _cli
 
 from .data import QUICK_TRAINED_SETUPS, TRAINED_SETUPS
 from .synthetic import HELDOUT_SETUPS, QUICK_SYNTHETIC_SETUPS, SYNTHETIC_SETUPS

@@ -33,11 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scenarios_lib.contenders import parse_candidate
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
-
-from fusion.bench.scenarios.contenders import parse_candidate
 
 __all__ = [
     "LOG_CLIP",

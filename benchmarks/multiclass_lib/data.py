@@ -11,7 +11,7 @@ class in proportion to its share of the data (to within a row or two).
 Training the scorers is the slow, fixed part of a run; their ``predict_proba`` outputs on the
 pool and test rows are cached as ``.npz`` files keyed by the setup, the seed,
 :data:`SCORES_VERSION` and the scikit-learn version
-(:func:`fusion.bench._scores.cached`).
+(:func:`harness.scores.cached`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.naive_bayes import GaussianNB
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-
-from fusion.bench._scores import (
+from harness.scores import (
     FusionPool,
     cache_key,
     cache_path,
@@ -38,6 +31,12 @@ from fusion.bench._scores import (
     fit_scorer,
     pool_and_test,
 )
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 __all__ = [
     "SCORES_VERSION",

@@ -7,7 +7,7 @@ log-probabilities (``ts_avg``) must be at most :data:`LOG_LOSS_MARGIN` in log-lo
 most :data:`TOP_ECE_MARGIN` in top-label ECE, and its mean log-loss over the cells must be
 below ``ts_avg``'s.
 
-Paired flags as in the scenario benchmark (:func:`fusion.bench._paired.paired_flag`): a
+Paired flags as in the scenario benchmark (:func:`harness.paired.paired_flag`): a
 difference is *clearly* better / worse when it has the same sign on every seed and
 ``|mean| > sd``.
 """
@@ -18,8 +18,8 @@ import json
 import math
 from pathlib import Path
 
-from fusion.bench import _paired
-from fusion.bench._markdown import milli, num, seconds, table
+from harness import paired as _paired
+from harness.markdown import milli, num, seconds, table
 
 from .contenders import REFERENCE
 from .runner import ECE_BINS, METRICS, RunResult

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from harness.loop import FitBar, fit_seed, run_cells, seeded_fit, timed_fit
 
 from fusion import metrics
-from fusion.bench._loop import FitBar, fit_seed, run_cells, seeded_fit, timed_fit
 
 from .contenders import Contender, member_contenders
 from .data import ScoreSet, load_data

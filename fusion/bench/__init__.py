@@ -1,6 +1,7 @@
-"""Benchmarks: the paper's (Wang & Liu 2020, Sec. 5.2: protocol, methods, tables, CLI) and,
-in :mod:`fusion.bench.scenarios`, the scenario benchmark of realistic scorers
-(``python benchmarks/bench_scorers.py``).
+"""The papers' benchmark (Wang & Liu 2020, Sec. 5.2: protocol, methods, tables, CLI).
+
+The other benchmarks (scenario, multi-class, speed) are not installed: they live in the
+repository's ``benchmarks/`` folder and import the peers and :mod:`._record` from here.
 
 ``python -m fusion.bench --datasets adult --quick --out DIR`` runs it from the shell; see
 :mod:`fusion.bench.cli`. From Python::

@@ -1,4 +1,4 @@
-"""What both benchmarks record of a fit beside its metrics: its warnings and the
+"""What every benchmark records of a fit beside its metrics: its warnings and the
 hyper-parameters it chose."""
 
 from __future__ import annotations

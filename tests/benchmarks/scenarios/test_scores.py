@@ -1,4 +1,4 @@
-"""Tests of fusion/bench/scenarios/scores.py: scorer outputs, the cache and its keys."""
+"""Tests of benchmarks/scenarios_lib/scores.py: scorer outputs, the cache and its keys."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import dataclasses
 
 import numpy as np
 import pytest
+from scenarios_lib import scores as sc
+from scenarios_lib.catalog import ScorerSpec
 from sklearn.metrics import roc_auc_score
-
-from fusion.bench.scenarios import scores as sc
-from fusion.bench.scenarios.catalog import ScorerSpec
 
 from ._toy import TOY, CountingLoader
 

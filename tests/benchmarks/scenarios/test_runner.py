@@ -1,15 +1,15 @@
-"""Tests of fusion/bench/scenarios/runner.py and tables.py: a tiny run end to end."""
+"""Tests of benchmarks/scenarios_lib/runner.py and tables.py: a tiny run end to end."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios_lib import contenders as ct
+from scenarios_lib import runner as R
+from scenarios_lib import tables
+from scenarios_lib.scores import cached_scores
 
 from fusion import metrics
-from fusion.bench.scenarios import contenders as ct
-from fusion.bench.scenarios import runner as R
-from fusion.bench.scenarios import tables
-from fusion.bench.scenarios.scores import cached_scores
 
 from ._toy import TOY, CountingLoader
 
@@ -109,7 +109,7 @@ def test_report_has_the_summary_and_per_metric_tables(tiny, tmp_path):
 
 def test_report_rebuilt_from_the_written_files_is_the_same(tiny, tmp_path, monkeypatch):
     result, _, _ = tiny
-    from fusion.bench.scenarios import catalog
+    from scenarios_lib import catalog
 
     # read() finds scenarios by name in the shipped sets; make the toy one of them.
     monkeypatch.setattr(tables, "MAIN", (*catalog.MAIN, TOY))

@@ -15,14 +15,11 @@ import time
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from ._record import record_warnings
-
-if TYPE_CHECKING:
-    from .scenarios.contenders import Contender
+from fusion.bench._record import record_warnings
 
 __all__ = [
     "FitBar",
@@ -39,7 +36,12 @@ class _Named(Protocol):
     name: str
 
 
+class _Keyed(Protocol):
+    key: str
+
+
 D = TypeVar("D", bound=_Named)
+C = TypeVar("C", bound=_Keyed)
 S = TypeVar("S")
 
 
@@ -154,19 +156,20 @@ def seeded_fit(
 
 
 def contender_rows(
-    contenders: Sequence[Contender],
+    contenders: Sequence[C],
     n: int,
     max_n: Mapping[str, int],
-    fit: Callable[[Contender], dict],
+    fit: Callable[[C], dict],
     empty_row: Callable[[str, str], dict],
     bar: FitBar,
     where: str,
-) -> list[tuple[Contender, dict]]:
+) -> list[tuple[C, dict]]:
     """Each contender's result row on one fusion sample of ``n`` rows.
 
     Parameters
     ----------
-    contenders : sequence of Contender
+    contenders : sequence of contenders
+        Each with a ``key`` (the scenario or multi-class benchmark's ``Contender``).
     n : int
         The fusion sample size.
     max_n : mapping
@@ -182,7 +185,7 @@ def contender_rows(
 
     Returns
     -------
-    list of (Contender, dict)
+    list of (contender, dict)
     """
     out = []
     for c in contenders:

@@ -34,7 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import SplineTransformer
 
-from ..peers import logit_features, probability_columns
+from fusion.bench.peers import logit_features, probability_columns
 
 __all__ = [
     "REFERENCE",

@@ -1,11 +1,10 @@
-"""Tests of fusion/bench/scenarios/cli.py: options, limits, merging earlier runs."""
+"""Tests of benchmarks/scenarios_lib/cli.py: options, limits, merging earlier runs."""
 
 from __future__ import annotations
 
 import pytest
-
-from fusion.bench.scenarios import cli
-from fusion.bench.scenarios.contenders import DEFAULT_MAX_N
+from scenarios_lib import cli
+from scenarios_lib.contenders import DEFAULT_MAX_N
 
 pd = pytest.importorskip("pandas")
 

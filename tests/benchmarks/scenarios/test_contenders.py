@@ -1,15 +1,14 @@
-"""Tests of fusion/bench/scenarios/contenders.py: the peers as users fit them, candidates."""
+"""Tests of benchmarks/scenarios_lib/contenders.py: the peers as users fit them, candidates."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios_lib import contenders as ct
 from scipy.special import expit, logit
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
-
-from fusion.bench.scenarios import contenders as ct
 
 
 def scores(n=400, seed=0):

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...datasets._registry import COVTYPE_SOIL, COVTYPE_TERRAIN, COVTYPE_WILDERNESS
+from fusion.datasets._registry import COVTYPE_SOIL, COVTYPE_TERRAIN, COVTYPE_WILDERNESS
+
 from .scorers import SCORER_KINDS
 
 __all__ = [
@@ -131,7 +132,7 @@ FEATURE_SETS: dict[str, dict[str, tuple[str, ...]]] = {
 
 @dataclass(frozen=True)
 class ScorerSpec:
-    """One scorer: a kind of :data:`~fusion.bench.scenarios.scorers.SCORER_KINDS`, the
+    """One scorer: a kind of :data:`~scenarios_lib.scorers.SCORER_KINDS`, the
     feature subset it sees and the number of rows it is trained on."""
 
     kind: str

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from harness.scores import FusionPool, cache_key, cache_path, cached, fit_scorer, pool_and_test
 from sklearn.metrics import roc_auc_score
 
-from .._scores import FusionPool, cache_key, cache_path, cached, fit_scorer, pool_and_test
 from .catalog import Scenario, feature_columns, split_rows
 from .scorers import make_scorer
 

@@ -6,7 +6,8 @@ import json
 import math
 from pathlib import Path
 
-from .._markdown import compared_cells, milli, num, seconds, table, worse_better
+from harness.markdown import compared_cells, milli, num, seconds, table, worse_better
+
 from .catalog import HOLDOUT, MAIN, Scenario
 from .contenders import REFERENCE
 from .paired import METRICS, cell_stats, summary

@@ -1,6 +1,8 @@
 """The scenario benchmark of issue 12: realistic scorers, fusion methods, user-fitted peers.
 
-``python benchmarks/bench_scorers.py`` runs it (see :mod:`.cli`). The pieces:
+``python benchmarks/bench_scorers.py`` runs it (see :mod:`.cli`). Not part of the installed
+package: the script runs with ``benchmarks/`` on ``sys.path`` and imports it from there, with
+the pieces it shares with the multi-class benchmark in ``harness``. The pieces:
 
 * :mod:`.scorers` -- the scikit-learn scorers (kinds);
 * :mod:`.catalog` -- the scenarios (main, held-out, quick), feature subsets, row splits;

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import _cli
+from harness import cli as _cli
+
 from .catalog import HOLDOUT_SEEDS, MAIN_SEEDS, QUICK, SCENARIO_SETS
 from .contenders import DEFAULT_MAX_N, parse_candidate, resolve
 
@@ -153,7 +154,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str
         max_n={k: v for k, v in max_n.items() if k in {c.key for c in contenders}},
         cache_dir=None if args.no_cache else args.cache,
     )
-    from ...datasets import DatasetNotFoundError
+    from fusion.datasets import DatasetNotFoundError
 
     on_rows = _cli.partial_writer(args.out)
     try:

@@ -1,7 +1,7 @@
 """Paired comparisons with the reference, per cell (scenario x fusion sample size).
 
 Every method is compared with LR on the logits (the reference) by paired differences over
-seeds and flagged clearly worse / clearly better as :mod:`fusion.bench._paired` defines
+seeds and flagged clearly worse / clearly better as :mod:`harness.paired` defines
 (the definition of issue 12). Lower is better for all three metrics.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .._paired import (
+from harness.paired import (
     cell_status,
     fit_columns,
     flag_counts,

@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from harness.loop import FitBar, contender_rows, fit_seed, run_cells, seeded_fit, timed_fit
 
-from ... import metrics
-from .._loop import FitBar, contender_rows, fit_seed, run_cells, seeded_fit, timed_fit
-from .._record import chosen
+from fusion import metrics
+from fusion.bench._record import chosen
+
 from .catalog import Scenario
 from .contenders import Contender, FusionFit
 from .scores import ScoreSet, cached_scores
@@ -157,7 +158,7 @@ def run(
     """
     start = time.perf_counter()
     if loader is None:
-        from ...datasets import load as loader
+        from fusion.datasets import load as loader
     load_once = functools.cache(loader)
     aliases = default_alias(contenders)
     notes = [

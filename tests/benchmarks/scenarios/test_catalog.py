@@ -1,11 +1,11 @@
-"""Tests of fusion/bench/scenarios/catalog.py: the scenario sets and the row splits."""
+"""Tests of benchmarks/scenarios_lib/catalog.py: the scenario sets and the row splits."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios_lib import catalog as C
 
-from fusion.bench.scenarios import catalog as C
 from fusion.datasets import DATASETS
 
 

@@ -1,4 +1,4 @@
-"""Tests of fusion/bench/scenarios/paired.py: the clearly-worse/better rule and the tables."""
+"""Tests of benchmarks/scenarios_lib/paired.py: the clearly-worse/better rule and the tables."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-
-from fusion.bench.scenarios.paired import cell_stats, paired_flag, summary
+from scenarios_lib.paired import cell_stats, paired_flag, summary
 
 pd = pytest.importorskip("pandas")
 
