@@ -364,25 +364,28 @@ def _block_folds(y01: np.ndarray, cv: int, seed: int, i: int) -> np.ndarray:
     return fold
 
 
-def _gram_block(Sb, yb, wb, i: int, M: int, model, positive, cands, components, cv, seed):
-    """Pass 3: LeastSquaresStats of one block for every candidate (and fold, for CV)."""
+def _gram_block(Sb, yb, wb, i: int, M: int, model, positive, cands, cv, seed):
+    """Pass 3: LeastSquaresStats of one block for every candidate (and fold, for CV).
+
+    ``cands``: ``(key, components, degrees)`` triples; the result is keyed by ``key``.
+    """
     Sb = model.direct(np.asarray(Sb, dtype=float).reshape(-1, M))
     yb = np.asarray(yb).reshape(-1)
     y01 = (yb == positive).astype(float)
     wb = _block_weights(wb, Sb.shape[0], i, model.weight_scale)
     U = model.ecdf_.transform(Sb)
     if cv is None:
-        return {d: accumulate_gram(U, y01, wb, d, components=components) for d in cands}
+        return {k: accumulate_gram(U, y01, wb, d, components=c) for k, c, d in cands}
     fold = _block_folds(y01, cv, seed, i)
     order = np.argsort(fold, kind="stable")
     bounds = np.searchsorted(fold[order], np.arange(cv + 1))
     Uo, yo, wo = U[order], y01[order], wb[order]
     return {
-        d: [
-            accumulate_gram(Uo[a:b], yo[a:b], wo[a:b], d, components=components)
+        k: [
+            accumulate_gram(Uo[a:b], yo[a:b], wo[a:b], d, components=c)
             for a, b in zip(bounds[:-1], bounds[1:], strict=True)
         ]
-        for d in cands
+        for k, c, d in cands
     }
 
 
@@ -563,35 +566,42 @@ def _directions(est, blocks, ecdf, knots, positive, scale) -> tuple[np.ndarray, 
 
 
 def _fit_rank_only(est, blocks, model, classes, n: int, M: int, B: int) -> None:
-    """Pass 3 of the rank-only model: sufficient statistics, then the QP on the client."""
+    """Pass 3 of the rank-only model: sufficient statistics of every candidate (structure and
+    degree, :meth:`BernsteinFusion._rank_only_candidates`), then the QPs on the client."""
     dask, _ = _dask()
     for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
         setattr(est, name, None)
-    components = make_components(est._rank_only_structure(), M)
-    if isinstance(est.degree, str):  # "cv" or "auto"
+    structures = est._rank_only_structure(M)
+    if isinstance(est.degree, str) or len(structures) > 1:  # a cross-validated choice
         if n < est.cv:
             raise ValueError(f"cv={est.cv} folds need at least {est.cv} rows, got {n}.")
         n_train = n - (-(-n // est.cv)) - 2 * B  # largest fold: n / cv + 1 row per class, block
-        cands = est._candidates(M, max(n_train, 1), components)
+        cands, edges = est._rank_only_candidates(M, max(n_train, 1))
         seed = fold_seed(est)
         cv = est.cv
     else:
-        cands = [as_degrees(est.degree, M, "degree")]
-        est._check_size(cands[0], n, components)
+        components = make_components(structures[0], M)
+        cands, edges = [(structures[0], components, as_degrees(est.degree, M, "degree"))], set()
+        est._check_size(cands[0][2], n, components)
         cv, seed = None, 0
+    keys = est._rank_only_keys(cands)
     gram = dask.delayed(_gram_block, pure=True)
     model_d = dask.delayed(model, pure=True)
+    work = [(k, c, d) for k, (_, c, d) in zip(keys, cands, strict=True)]
     parts = [
-        gram(s, yb, wb, i, M, model_d, classes[1], cands, components, cv, seed)
+        gram(s, yb, wb, i, M, model_d, classes[1], work, cv, seed)
         for i, (s, yb, wb) in enumerate(zip(*blocks, strict=True))
     ]
     (stats,) = dask.compute(_tree_reduce(parts, _sum_stats))
     if cv is None:
         est.__dict__.pop("cv_scores_", None)
-        degrees, total = cands[0], stats[cands[0]]
+        _, components, degrees = cands[0]
+        total = stats[keys[0]]
     else:
-        results = {d: est._cv_score(d, stats[d], components) for d in cands}
-        degrees, total = est._pick(results)
+        results = {
+            k: est._cv_score(d, stats[k], c) for k, (_, c, d) in zip(keys, cands, strict=True)
+        }
+        components, degrees, total = est._pick(results, cands, edges)
     est._solve_final(degrees, total, components)
 
 

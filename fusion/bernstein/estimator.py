@@ -19,6 +19,7 @@ from .._multiclass import check_multiclass_targets
 from .._progress import Progress
 from .._solver import SolverWarning, one_blas_thread
 from .._validation import canonical_weights, check_sample_weight, cv_splits, fold_ids
+from .._warn import caller_level
 from . import bootstrap, logistic
 from .basis import (
     STRUCTURES,
@@ -56,7 +57,7 @@ __all__ = [
     "DEFAULT_LAM_GRID",
     "default_lam_grid",
     "DASK_ECDF_KNOTS",
-    "BOOTSTRAP_LAM_FACTOR",
+    "RANK_ONLY_AUTO_COEFFICIENTS",
     "auto_degree",
 ]
 
@@ -88,6 +89,18 @@ DEFAULT_LAM_GRID = default_lam_grid(0)
 #: OSQP tolerance of the rank-only model's cross-validation solves (never tighter than the
 #: user's).
 CV_EPS = 1e-5
+
+#: Coefficients of the largest tensor and pairwise candidates that the rank-only model's
+#: ``structure="auto"`` tries at M >= 3 (additive candidates: ``max_coefficients`` only).
+#: Their QPs cost about the square of the coefficient count per OSQP iteration, and take
+#: more iterations as they grow: on four or six Covertype scorers (n = 10,000) the whole
+#: search then costs 2-4 s, within 30 times ``LogisticRegressionCV()``. On known truths at
+#: M = 4 and 6 a budget of 384 or 512 changed the held-out L2 error by less than 0.001 at up
+#: to 1.6 times the time, and the full grids (tensor and pairwise up to 1,400 coefficients)
+#: lowered it only where a logistic truth wanted the degree-4 tensor (M = 4) or the
+#: degree-2 tensor (M = 6), at 4-8 times the time (benchmarks/RESULTS.md, "Rank-only model
+#: at M >= 4").
+RANK_ONLY_AUTO_COEFFICIENTS = 256
 
 #: Knots per column of the ECDF sketch when ``ecdf_knots="auto"`` and the input is dask (as
 #: for in-memory fits from 100,000 rows on, see :class:`fusion.FusionEstimator`).
@@ -159,7 +172,10 @@ class BernsteinFusion(FusionEstimator):
     ``0 <= beta <= 1`` (Wang & Liu 2020, Theorem 1, for any M), with the degree chosen by
     cross-validation of the Brier score. The QP has ``P = prod(K_m + 1)`` variables whatever
     the number of rows, and is solved with OSQP on the normal equations, accumulated over row
-    chunks. It depends on the scores only through their ranks.
+    chunks. From M = 3 on ``f`` may instead be a sum of monotone univariate or bivariate
+    Bernstein polynomials, chosen with the degree by the same cross-validation (see
+    ``structure``): ``(K + 1)^M`` coefficients make the tensor too costly beyond low degrees.
+    It depends on the scores only through their ranks.
 
     Guarantees (both models): the fused probability is non-decreasing in every score,
     everywhere (not only at training points), and continuous. The default model's
@@ -185,13 +201,16 @@ class BernsteinFusion(FusionEstimator):
         default model: :func:`auto_degree` (8 per axis at M <= 2, growing to 12 from about
         12,700 rows; 4 at M = 3 with a tensor; 8 with the additive structure; the penalty
         sets the smoothness); rank-only model: ``"cv"``. ``"cv"``: chosen by
-        cross-validation from ``degree_grid`` (rank-only: lowest held-out Brier score, ties to
-        the smaller model; default model: jointly with ``lam``, one-standard-error rule
-        toward larger ``lam``, then smaller degree).
+        cross-validation from ``degree_grid`` (rank-only: lowest held-out Brier score, jointly
+        with the structure for ``structure="auto"`` at M >= 3, ties to the smaller model;
+        default model: jointly with ``lam``, one-standard-error rule toward larger ``lam``,
+        then smaller degree).
     degree_grid : sequence of int or of tuples, optional
         Candidates for ``degree="cv"``. Ints mean the same degree on every axis. Default
         ``1..10`` (:data:`DEFAULT_DEGREE_GRID`). Candidates with more coefficients than
-        ``max_coefficients`` (or, rank-only, than training rows per fold) are skipped.
+        ``max_coefficients`` (or, rank-only, than training rows per fold; rank-only with
+        ``structure="auto"`` at M >= 3, tensor and pairwise candidates beyond
+        :data:`RANK_ONLY_AUTO_COEFFICIENTS`) are skipped.
     lam : float >= 0, inf or "cv", default="cv"
         Default model only: the penalty weight, or ``"cv"`` to choose it from ``lam_grid``.
         ``inf`` gives logistic regression on the ``z_m`` with ``c_m >= 0`` and ``g``
@@ -207,14 +226,23 @@ class BernsteinFusion(FusionEstimator):
         score (``sum(K_m + 1)`` coefficients). ``"pairwise"``: a sum of bivariate tensors,
         one per pair of scores (``sum (K_m + 1)(K_l + 1)`` coefficients), which contains
         every additive model too; with ``M <= 2`` it is the tensor. Every component is
-        non-decreasing along each of its axes. ``"auto"``: rank-only model: the tensor;
-        default model: at M = 2 and 3 both the tensor and the additive model, one chosen by
-        the cross-validation that chooses ``lam`` (on realistic scorers the additive model
-        with its finer per-score resolution often wins at M = 3; interactions favour the
-        tensor); additive for M >= 4 (the tensor's coefficients grow as ``K^M``). In the
-        rank-only model ``0 <= f <= 1`` holds on the whole cube through two linear
-        constraints on the corner coefficients (proof in
-        :func:`fusion.bernstein.qp.structure_constraints`).
+        non-decreasing along each of its axes. ``"auto"``: rank-only model: the tensor at
+        M <= 2; from M = 3 on the additive, pairwise and tensor models, the structure chosen
+        jointly with the degree by the cross-validation of the Brier score (lowest held-out
+        score over all candidates, ties to fewer coefficients), with the tensor and pairwise
+        candidates limited to :data:`RANK_ONLY_AUTO_COEFFICIENTS` (256) coefficients (at
+        M = 4: tensor degrees up to 3, pairwise up to 5; at M = 6: tensor degree 1, pairwise
+        up to 3; additive: the whole grid), so that a fit costs seconds rather than the
+        minutes of the full tensor; with a fixed ``degree`` that degree in each structure
+        within ``max_coefficients``. On known truths the additive model wins for additive
+        ones, pairwise terms for pairwise interactions and the low-degree tensor for a
+        logistic truth (interactions of every order on the probability scale). Default
+        model: at M = 2 and 3 both the tensor and the additive model, one chosen by the
+        cross-validation that chooses ``lam`` (on realistic scorers the additive model with
+        its finer per-score resolution often wins at M = 3; interactions favour the tensor);
+        additive for M >= 4 (the tensor's coefficients grow as ``K^M``). In the rank-only
+        model ``0 <= f <= 1`` holds on the whole cube through two linear constraints on the
+        corner coefficients (proof in :func:`fusion.bernstein.qp.structure_constraints`).
     cv : int, cross-validation splitter or iterable of (train, test), default=5
         Splits of the cross-validation. An int gives that many folds, stratified, assigned
         by each row's content (its normalized scores and label) so that they depend neither
@@ -240,12 +268,14 @@ class BernsteinFusion(FusionEstimator):
         equations or Hessian take ``8 P^2`` bytes (134 MB at the default bound).
         ``degree="auto"`` lowers its degree to fit.
     n_bootstrap : int >= 0, default=0
-        Number of bootstrap refits of the final model (same degree and structure, on
-        multinomial resamples of the training rows, warm-started at the fit; the design is
-        built once and only the row weights change; the default model's penalty is
-        ``lam_ * BOOTSTRAP_LAM_FACTOR`` (0.1), undersmoothed so that the intervals are not
-        dominated by the penalty's bias), kept in ``bootstrap_coef_`` for
-        :meth:`predict_interval`. 0: none. In memory only (not for dask input).
+        Number of bootstrap refits for :meth:`predict_interval` (200 is a good value), on
+        multinomial resamples of the training rows, of a richer model than the fit: the
+        fitted interaction components plus one univariate component of twice the fitted
+        degree per score (:mod:`fusion.bernstein.bootstrap`). Default model: its penalty is
+        chosen by cross-validation on the fit's folds, and again on every resample from the
+        reweighted held-out losses (lowest loss); with a given ``lam``, that one. Kept in
+        ``bootstrap_coef_``. The point fit does not change. 0: none. In memory only (not
+        for dask input).
     multiclass : {"auto", "shared", "per-class"}, default="auto"
         The model for multi-class scores ``(n, M, C)``. ``"shared"``: one monotone fusion
         shared by every class (:mod:`fusion.bernstein.multinomial`): for row ``i`` and class
@@ -303,8 +333,9 @@ class BernsteinFusion(FusionEstimator):
         Degree per axis actually used.
     cv_scores_ : dict
         Only after cross-validation. Rank-only: held-out Brier score for each candidate degree
-        tuple. Default model: mean held-out log-loss for each ``(structure, degree tuple,
-        lam)`` visited.
+        tuple, or for each ``(structure, degree tuple)`` when several structures competed
+        (``structure="auto"`` at M >= 3). Default model: mean held-out log-loss for each
+        ``(structure, degree tuple, lam)`` visited.
     cv_se_ : dict
         Default model, only after cross-validation: standard error of each
         ``cv_scores_`` entry (from the spread over the folds).
@@ -312,7 +343,14 @@ class BernsteinFusion(FusionEstimator):
         Default model: number of cells the fit ran on (None: it ran on the rows).
     bootstrap_coef_ : ndarray of shape (n_bootstrap, n_coef) or None
         With ``n_bootstrap > 0``: the coefficients of every bootstrap refit (default model:
-        ``base_coef_`` then the flattened ``coef_``; rank-only: the flattened ``coef_``).
+        the ``M`` linear weights, then the components' coefficients; rank-only: the
+        components' coefficients), on the components of ``bootstrap_basis_``.
+    bootstrap_basis_ : tuple of (axes, degrees) or None
+        The refits' Bernstein components: the axes and the degree per axis of each.
+    bootstrap_informed_ : ndarray of bool or None
+        A regular grid on the unit cube (``G`` cuts per axis, about 20 training rows per
+        cell): True where the cell holds training rows of both classes (see
+        :meth:`predict_interval`).
     solver_status_ : str
         OSQP's status for the final QP (rank-only), ``"solved"`` or ``"newton: inaccurate"``
         for the final Newton solve (default model).
@@ -387,6 +425,8 @@ class BernsteinFusion(FusionEstimator):
         "lam_",
         "n_cells_",
         "bootstrap_coef_",
+        "bootstrap_basis_",
+        "bootstrap_informed_",
         "logp_floor_",
         "class_bias_",
         "bias_penalty_",
@@ -528,8 +568,66 @@ class BernsteinFusion(FusionEstimator):
         high = max(1.0 - eps, float(hi)) if hi < 1.0 - SATURATED else 1.0 - eps
         return np.array([low, high])
 
-    def _rank_only_structure(self) -> str:
-        return "tensor" if self.structure == "auto" else self.structure
+    def _rank_only_structure(self, M: int) -> tuple[str, ...]:
+        """Structures the rank-only model tries: the one given; for ``"auto"`` the tensor at
+        M <= 2, and at M >= 3 the additive, pairwise and tensor models, chosen jointly with
+        the degree by cross-validation (:meth:`_rank_only_candidates`)."""
+        if self.structure != "auto":
+            return (self.structure,)
+        return ("tensor",) if M <= 2 else ("additive", "pairwise", "tensor")
+
+    def _rank_only_candidates(self, M: int, n_train: int) -> tuple[list[tuple], set[int]]:
+        """Candidates of the rank-only model's cross-validation.
+
+        Parameters
+        ----------
+        M : int
+            Number of scores.
+        n_train : int
+            Rows of the smallest training fold: no candidate has more coefficients.
+
+        Returns
+        -------
+        candidates : list of (structure, components, degrees)
+            In the order of :meth:`_rank_only_structure`, each structure's degrees in grid
+            order. ``degree="cv"`` or ``"auto"``: the degrees of ``degree_grid`` within
+            ``max_coefficients``; with ``structure="auto"`` at M >= 3 the tensor and pairwise
+            candidates also within :data:`RANK_ONLY_AUTO_COEFFICIENTS`. A fixed ``degree``:
+            that degree in every structure it fits.
+        edges : set of int
+            Candidates whose pick raises the grid-edge warning (:meth:`_pick`): the last of
+            a structure with several candidates whose grid the auto budget did not cut.
+        """
+        structures = self._rank_only_structure(M)
+        auto = len(structures) > 1
+        fixed = not isinstance(self.degree, str)  # else "cv" or "auto"
+        cands, edges = [], set()
+        for structure in structures:
+            components = make_components(structure, M)
+            if fixed:
+                degrees = [as_degrees(self.degree, M, "degree")]
+                if not auto:
+                    self._check_size(degrees[0], n_train, components)
+                elif _n_coef(degrees[0], components) > min(self.max_coefficients, n_train):
+                    degrees = []
+                cut = True
+            else:
+                budget = None
+                if auto and structure != "additive":
+                    budget = RANK_ONLY_AUTO_COEFFICIENTS
+                degrees = self._candidates(M, n_train, components, budget, required=not auto)
+                cut = budget is not None and len(degrees) < len(
+                    self._candidates(M, n_train, components, required=False)
+                )
+            if len(degrees) > 1 and not cut:
+                edges.add(len(cands) + len(degrees) - 1)
+            cands += [(structure, components, d) for d in degrees]
+        if not cands:  # structure="auto": nothing fits; the additive model's error says why
+            additive = make_components("additive", M)
+            if fixed:
+                self._check_size(as_degrees(self.degree, M, "degree"), n_train, additive)
+            self._candidates(M, n_train, additive)
+        return cands, edges
 
     def _fit_scores(self, S, U, y, w):
         # The default model's linear features come from the scores themselves.
@@ -628,7 +726,7 @@ class BernsteinFusion(FusionEstimator):
         self._fit_logistic_from(data, candidates, lams)
         self.bootstrap_coef_ = None
         if self.n_bootstrap:
-            self._bootstrap_logistic(U, Z, y, w, None if bins is None else edges, self._ridge(data))
+            self._bootstrap_logistic(U, Z, y, w, None if bins is None else edges, data)
 
     def _cell_folds(self, U, y) -> tuple[np.ndarray, int]:
         """Fold of every row for a fit on cells: a seeded hash of the row's content for an
@@ -707,7 +805,7 @@ class BernsteinFusion(FusionEstimator):
                 f"{self.max_iter} on some step; the steps were projected onto the constraints "
                 "and the fit is feasible and monotone). Raise max_iter to silence this.",
                 SolverWarning,
-                stacklevel=4,
+                stacklevel=caller_level(),
             )
         c, parts = layout.split(res.x)
         self.base_coef_ = c.copy()
@@ -766,7 +864,7 @@ class BernsteinFusion(FusionEstimator):
                 "smaller penalty might fit better. Pass a lam_grid that extends further down "
                 "(or a larger degree) to check.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=caller_level(),
             )
         elif len(lams) > 1 and finite and lam == lams[0] and np.isfinite(lam):
             warnings.warn(
@@ -774,14 +872,14 @@ class BernsteinFusion(FusionEstimator):
                 "larger penalty might fit better. Add float('inf') (logistic regression on "
                 "the scores) or larger values to lam_grid.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=caller_level(),
             )
         if len(candidates) > 1 and degrees == candidates[-1]:
             warnings.warn(
                 f"cross-validation picked degree {degrees}, the last candidate of "
                 "degree_grid: a larger degree might fit better. Extend degree_grid to check.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=caller_level(),
             )
 
     def _polynomial(self, coef: np.ndarray, U: np.ndarray) -> np.ndarray:
@@ -810,12 +908,13 @@ class BernsteinFusion(FusionEstimator):
     # -- rank-only model ---------------------------------------------------------------------
     def _fit_rank_only(self, U, y, sample_weight):
         M = U.shape[1]
-        components = make_components(self._rank_only_structure(), M)
+        structures = self._rank_only_structure(M)
         for name in ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_"):
             setattr(self, name, None)
-        if isinstance(self.degree, str):  # "cv" or "auto"
-            degrees, stats = self._select_degree(U, y, sample_weight, components)
+        if isinstance(self.degree, str) or len(structures) > 1:  # a cross-validated choice
+            components, degrees, stats = self._select_degree(U, y, sample_weight)
         else:
+            components = make_components(structures[0], M)
             degrees = as_degrees(self.degree, M, "degree")
             self._check_size(degrees, U.shape[0], components)
             stats = accumulate_gram(U, y, sample_weight, degrees, components=components)
@@ -823,12 +922,7 @@ class BernsteinFusion(FusionEstimator):
         self._solve_final(degrees, stats, components)
         self.bootstrap_coef_ = None
         if self.n_bootstrap:
-            qp = self._make_qp(degrees, components)
-            out = np.empty((self.n_bootstrap, self.coef_.size))
-            for b, k in enumerate(self._resamples(U.shape[0])):
-                gram = accumulate_gram(U, y, sample_weight * k, degrees, components=components)
-                out[b] = np.ravel(qp.solve(gram)[0])
-            self.bootstrap_coef_ = out
+            self._bootstrap_rank_only(U, y, sample_weight)
 
     def _resamples(self, n: int):
         """Row counts of ``n_bootstrap`` multinomial resamples of ``n`` rows, seeded by
@@ -839,40 +933,70 @@ class BernsteinFusion(FusionEstimator):
                 yield rng.multinomial(n, np.full(n, 1.0 / n)).astype(float)
                 progress.step()
 
-    def _bootstrap_logistic(self, U, Z, y, w, edges, ridge: float) -> None:
-        """``bootstrap_coef_`` of the default model: the final fit's Newton solve on every
-        resample, warm-started at the fitted coefficients, with the penalty undersmoothed
-        (:data:`BOOTSTRAP_LAM_FACTOR`) and the fit's own ridge (a resample's weights would
-        give another)."""
-        lam = self.lam_ * BOOTSTRAP_LAM_FACTOR
-        layout = logistic.Layout(
-            U.shape[1], tuple(component_shapes(self.degree_, self.components_))
-        )
-        x_hat = np.concatenate([self.base_coef_, np.ravel(self.coef_)])
-        solver = logistic.make_solver(layout, **self._osqp_settings())
-        rows = None if edges is not None else RowData(U, Z, y, w)
-        full = None if rows is None else rows.design(self.degree_, self.components_)
-        out = np.empty((self.n_bootstrap, layout.n_coef))
-        for b, k in enumerate(self._resamples(U.shape[0])):
-            if full is not None:
-                wk = full.w * k
-                design = logistic.Design(full.X, wk, full.v * k, wk**2)
-            else:
-                cells = aggregate_cells(U, Z, y, w * k, edges, None, 0)
-                design = cells.design(self.degree_, self.components_)
-            res = logistic.newton(design, layout, lam, x_hat, solver, ridge=ridge)
-            out[b] = res.x
-        self.bootstrap_coef_ = out
+    def _bootstrap_logistic(self, U, Z, y, w, edges, data) -> None:
+        """The default model's refits (:func:`fusion.bernstein.bootstrap.logistic_refits`) on
+        the richer model of :func:`~fusion.bernstein.bootstrap.interval_basis`, the penalty
+        chosen on every resample (``lam="cv"``: the cross-validation of ``data``'s folds)
+        or the given one, with the fit's own ridge (a resample's weights would give
+        another)."""
+        basis = bootstrap.interval_basis(self.degree_, self.components_)
+        lams = self._lam_candidates(U.shape[0]) if self.lam == "cv" else [self.lam_]
+        folds = {}
+        if len(lams) > 1 and edges is None:
+            folds["splits"] = data.splits
+        elif len(lams) > 1:
+            folds["fold_of"], folds["n_folds"] = self._cell_folds(U, y)
+        self.bootstrap_coef_ = bootstrap.logistic_refits(
+            U, Z, y, w, basis, lams, self._resamples(U.shape[0]), self._osqp_settings(),
+            self._ridge(data), edges=edges, **folds,
+        )  # fmt: skip
+        self.bootstrap_basis_ = basis.components
+        self.bootstrap_informed_ = bootstrap.informed_grid(U, y, w)
+
+    def _bootstrap_rank_only(self, U, y, w) -> None:
+        """The rank-only model's least-squares refits on the richer model of
+        :func:`~fusion.bernstein.bootstrap.rank_only_basis`, solved to the cross-validation's
+        tolerance."""
+        basis = bootstrap.rank_only_basis(self.degree_, self.components_)
+        degrees = [0] * U.shape[1]
+        for axes, degs in basis.components:
+            for a, k in zip(axes, degs, strict=True):
+                degrees[a] = k
+        solver = self._make_qp(degrees, self.components_, cv=True)
+        resamples = self._resamples(U.shape[0])
+        self.bootstrap_coef_ = bootstrap.rank_only_refits(U, y, w, basis, resamples, solver)
+        self.bootstrap_basis_ = basis.components
+        self.bootstrap_informed_ = bootstrap.informed_grid(U, y, w)
 
     def predict_interval(self, S, alpha: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
-        """Bootstrap percentile interval of the fused probability ``P(Y = classes_[1])``.
+        """Pointwise bootstrap interval for the true probability ``P(Y = classes_[1] | s)``.
 
-        Needs a model fitted with ``n_bootstrap > 0``. The interval holds the central
-        ``1 - alpha`` of the bootstrap refits' probabilities at each row. It reflects the
-        sampling variability of the coefficients given the fitted normalization (ECDF), the
-        chosen degree, structure and penalty; the penalty's bias is not in it, so in regions
-        where the penalty flattens a true bend its coverage of the true probability is below
-        nominal (measured in ``benchmarks/bench_interval.py``).
+        Needs a model fitted with ``n_bootstrap > 0`` (200 refits are a good value).
+
+        **What is covered.** At every row ``s``, the interval is meant to contain the true
+        conditional probability ``P(Y = classes_[1] | scores = s)`` of the population the
+        training rows were drawn from (independent rows, the fused probability
+        non-decreasing in every score), with probability about ``1 - alpha`` over the
+        training sample: a pointwise interval, whose coverage is an average over the rows
+        ``s`` (not a band that holds at all rows at once). The same target for both models
+        (the rank-only model's ``f(u)`` estimates it through the ranks).
+
+        **How.** (:mod:`fusion.bernstein.bootstrap`.) The refits of a richer model than the
+        fit (the fitted interaction components and one univariate component of twice the
+        fitted degree per score: undersmoothing by the degree), on resamples of the rows;
+        the default model's penalty is chosen again on every resample by the
+        cross-validation of the richer model. The interval holds the central ``1 - alpha``
+        of the refits' probabilities (a percentile interval, the same on the logit scale),
+        except where the training rows near ``s`` are all of one class (a grid cell of
+        about 20 rows without both classes: a saturated corner, most of a rare-positive
+        sample's low scores): there the refits share the model's extrapolation, and the
+        bounds become those that monotonicity gives from the cells with both classes (the
+        smallest upper bound at informed points above ``s``, 1 if none; the largest lower
+        bound at informed points below, 0 if none). Finally it is widened to contain
+        ``predict_proba``. The ECDF and the structure are held at their fitted values.
+
+        **Measured coverage** (``benchmarks/bench_interval.py``, see
+        ``benchmarks/RESULTS.md``): MEASURED.
 
         Parameters
         ----------
@@ -884,8 +1008,8 @@ class BernsteinFusion(FusionEstimator):
         Returns
         -------
         lower, upper : ndarray of shape (n,)
-            Bounds with ``lower <= upper``; each is non-decreasing in every score (a
-            pointwise quantile of non-decreasing functions).
+            Bounds with ``lower <= predict_proba(S)[:, 1] <= upper``, inside ``[0, 1]``;
+            for one or two scores each is non-decreasing in every score.
         """
         check_is_fitted(self, "classes_")
         if self._is_multiclass():
@@ -906,20 +1030,51 @@ class BernsteinFusion(FusionEstimator):
         if np.isnan(U).any():
             raise ValueError("predict_interval needs every score: a row has a missing (NaN) score.")
         self._check_fitted_arrays(U.shape[1])
-        lower, upper = np.empty(U.shape[0]), np.empty(U.shape[0])
-        step = max(1, 2_000_000 // max(boot.shape[0], 1))  # rows per chunk: bounded memory
-        for a in range(0, U.shape[0], step):
-            rows = slice(a, a + step)
-            P = np.stack([self._proba_at(x, U[rows], S[rows]) for x in boot])
-            lower[rows], upper[rows] = np.quantile(P, [alpha / 2, 1 - alpha / 2], axis=0)
-        return lower, upper
+        basis = self._bootstrap_basis(U.shape[1])
+        B = boot.shape[0]
+        lower, upper = bootstrap.percentile_bounds(
+            lambda r: self._bootstrap_proba(basis, U[r], S[r]), U.shape[0], B, alpha
+        )
+        informed = getattr(self, "bootstrap_informed_", None)
+        if informed is not None:
 
-    def _proba_at(self, x: np.ndarray, U: np.ndarray, S: np.ndarray) -> np.ndarray:
-        """``P(Y = classes_[1])`` with coefficients ``x`` (a row of ``bootstrap_coef_``)."""
+            def bounds_at(points):
+                return bootstrap.percentile_bounds(
+                    lambda r: self._bootstrap_proba(basis, points[r]), points.shape[0], B, alpha
+                )
+
+            lower, upper = bootstrap.monotone_envelope(U, lower, upper, informed, bounds_at)
+        point = self._proba_normalized(U, S)[:, 1]
+        return np.minimum(lower, point), np.maximum(upper, point)
+
+    def _bootstrap_basis(self, M: int) -> bootstrap.Basis:
+        """The refits' :class:`~fusion.bernstein.bootstrap.Basis`, checked against
+        ``bootstrap_coef_``."""
+        comps = getattr(self, "bootstrap_basis_", None)
+        try:
+            basis = bootstrap.Basis(
+                tuple((tuple(int(a) for a in ax), tuple(int(k) for k in d)) for ax, d in comps)
+            )
+            linear = 0 if self.base_ is None else M
+            ok = all(0 <= a < M for ax, _ in basis.components for a in ax) and (
+                self.bootstrap_coef_.shape[1] == linear + basis.n_coef
+            )
+        except (TypeError, ValueError, AttributeError, IndexError):
+            ok = False
+        if not ok:
+            raise ValueError(
+                "BernsteinFusion's bootstrap state is inconsistent (bootstrap_coef_ does not "
+                "match bootstrap_basis_); refit with n_bootstrap > 0."
+            )
+        return basis
+
+    def _bootstrap_proba(self, basis, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
+        """Every refit's ``P(Y = classes_[1])`` at normalized points ``U`` (of the raw
+        scores ``S`` when given), shape ``(n, n_bootstrap)``."""
         if self.base_ is None:
-            return np.clip(self._polynomial(x.reshape(self.coef_.shape), U), 0.0, 1.0)
-        M = U.shape[1]
-        return expit(self._logistic_eta(U, S, x[:M], x[M:].reshape(self.coef_.shape)))
+            return bootstrap.rank_only_proba(self.bootstrap_coef_, basis, U)
+        Z = self._features(U, S)
+        return bootstrap.logistic_proba(self.bootstrap_coef_, basis, U, Z, ETA_CAP)
 
     def _make_qp(self, degrees, components, cv: bool = False):
         shapes = component_shapes(degrees, components)
@@ -944,9 +1099,10 @@ class BernsteinFusion(FusionEstimator):
     def _check_size(self, degrees: tuple[int, ...], n_rows: int | None, components=None) -> None:
         P = _n_coef(degrees, components)
         if P > self.max_coefficients:
+            tensor = components is None or _is_tensor(components, len(degrees))
             hint = (
                 ""
-                if self.structure not in ("tensor", "auto")
+                if self.structure not in ("tensor", "auto") or not tensor
                 else (", or use structure='additive'/'pairwise'")
             )
             raise ValueError(
@@ -960,17 +1116,30 @@ class BernsteinFusion(FusionEstimator):
                 "rows; lower the degree (or use degree='cv')."
             )
 
-    def _candidates(self, M: int, n_train: int | None, components=None) -> list[tuple[int, ...]]:
+    def _candidates(
+        self,
+        M: int,
+        n_train: int | None,
+        components=None,
+        budget: int | None = None,
+        required: bool = True,
+    ) -> list[tuple[int, ...]]:
+        """Degree tuples of ``degree_grid`` (default :data:`DEFAULT_DEGREE_GRID`) in grid order,
+        without repeats, whose model has at most ``max_coefficients`` coefficients, no more
+        than ``n_train`` (when given) nor ``budget`` (when given). An empty result raises
+        ``ValueError`` when ``required``."""
         grid = DEFAULT_DEGREE_GRID if self.degree_grid is None else self.degree_grid
         if len(grid) == 0:
             raise ValueError("degree_grid is empty.")
         limit = self.max_coefficients if n_train is None else min(self.max_coefficients, n_train)
+        if budget is not None:
+            limit = min(limit, budget)
         cands = []
         for g in grid:
             d = as_degrees(g, M, "degree_grid entry")
             if d not in cands and _n_coef(d, components) <= limit:
                 cands.append(d)
-        if not cands:
+        if not cands and required:
             rows = "" if n_train is None else f", rows per training fold={n_train}"
             raise ValueError(
                 f"no degree in the grid fits: every candidate has more coefficients than "
@@ -978,37 +1147,51 @@ class BernsteinFusion(FusionEstimator):
             )
         return cands
 
-    def _select_degree(self, U, y, w, components) -> tuple[tuple[int, ...], LeastSquaresStats]:
+    @staticmethod
+    def _rank_only_keys(cands: list[tuple]) -> list[tuple]:
+        """Keys of the rank-only model's ``cv_scores_``: the degree tuple of every candidate,
+        or ``(structure, degree tuple)`` when the candidates span several structures."""
+        if len({structure for structure, _, _ in cands}) > 1:
+            return [(structure, degrees) for structure, _, degrees in cands]
+        return [degrees for _, _, degrees in cands]
+
+    def _select_degree(self, U, y, w) -> tuple[tuple, tuple[int, ...], LeastSquaresStats]:
+        """Cross-validate every candidate of :meth:`_rank_only_candidates` on the same folds.
+
+        Returns the chosen ``(components, degrees)`` and the statistics of all rows.
+        """
         n = U.shape[0]
         splits = self._cv_splits(U, y)
         fold_of = fold_ids(splits, n)
         n_train = min(train.shape[0] for train, _ in splits)
-        cands = self._candidates(U.shape[1], n_train, components)
+        cands, edges = self._rank_only_candidates(U.shape[1], n_train)
+        keys = self._rank_only_keys(cands)
         results = {}
         progress = Progress(len(cands) + 1, desc=type(self).__name__, enabled=self.verbose)
         if fold_of is not None:  # K-fold: every training fold's statistics are total - fold
             order = np.argsort(fold_of, kind="stable")
             bounds = np.searchsorted(fold_of[order], np.arange(len(splits) + 1))
             Uo, yo, wo = U[order], y[order], w[order]
-        for degrees in cands:
+        for key, (structure, components, degrees) in zip(keys, cands, strict=True):
             if fold_of is not None:
                 folds = [
                     accumulate_gram(Uo[a:b], yo[a:b], wo[a:b], degrees, components=components)
                     for a, b in zip(bounds[:-1], bounds[1:], strict=True)
                 ]
-                results[degrees] = self._cv_score(degrees, folds, components)
+                results[key] = self._cv_score(degrees, folds, components)
             else:
 
-                def gram(rows, degrees=degrees):
+                def gram(rows, degrees=degrees, components=components):
                     return accumulate_gram(
                         U[rows], y[rows], w[rows], degrees, components=components
                     )
 
                 pairs = [(gram(train), gram(test)) for train, test in splits]
                 total = gram(np.arange(n))
-                results[degrees] = (self._heldout_brier(degrees, pairs, components), total)
-            progress.step(f"degree {degrees}")
-        best = self._pick(results)
+                results[key] = (self._heldout_brier(degrees, pairs, components), total)
+            label = f"{structure} {degrees}" if key != degrees else f"degree {degrees}"
+            progress.step(label)
+        best = self._pick(results, cands, edges)
         progress.step("final fit")
         progress.close()
         return best
@@ -1034,19 +1217,34 @@ class BernsteinFusion(FusionEstimator):
                 sw += test.sw
         return sse / sw
 
-    def _pick(self, results: dict) -> tuple[tuple[int, ...], LeastSquaresStats]:
-        scores = {d: score for d, (score, _) in results.items()}
-        best = min(scores, key=scores.get)  # dict order: ties keep the earlier (smaller) one
+    def _pick(
+        self, results: dict, cands: list[tuple], edges: set[int]
+    ) -> tuple[tuple, tuple[int, ...], LeastSquaresStats]:
+        """The candidate with the lowest held-out Brier score (ties: fewer coefficients, then
+        the earlier candidate); sets ``cv_scores_``.
+
+        ``results`` maps the keys of :meth:`_rank_only_keys` to ``(score, statistics of all
+        rows)``; ``cands`` and ``edges`` come from :meth:`_rank_only_candidates`. Picking a
+        candidate in ``edges`` (the largest of its structure's grid) warns.
+
+        Returns ``(components, degrees, statistics)`` of the pick.
+        """
+        keys = self._rank_only_keys(cands)
+        scores = {k: results[k][0] for k in keys}
+        sizes = [_n_coef(d, c) for _, c, d in cands]
+        i = min(range(len(keys)), key=lambda j: (scores[keys[j]], sizes[j], j))
         self.cv_scores_ = scores
-        if len(scores) > 1 and best == list(scores)[-1]:
+        structure, components, degrees = cands[i]
+        if i in edges:
+            which = f" of the {structure} structure" if keys[i] != degrees else ""
             warnings.warn(
-                f"cross-validation picked degree {best}, the largest candidate of degree_grid "
-                "that was tried: a larger degree might fit better. Extend degree_grid (and "
-                "max_coefficients if needed) to check.",
+                f"cross-validation picked degree {degrees}, the largest candidate{which} of "
+                "degree_grid that was tried: a larger degree might fit better. Extend "
+                "degree_grid (and max_coefficients if needed) to check.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=caller_level(),
             )
-        return best, results[best][1]
+        return components, degrees, results[keys[i]][1]
 
     # -- multi-class --------------------------------------------------------------------------
     def _fit_multiclass(self, S, y, sample_weight, classes=None) -> None:
@@ -1439,12 +1637,6 @@ class BernsteinFusion(FusionEstimator):
     def _calibrate(self, U):
         return self._calibrate_scores(None, U)
 
-
-#: The default model's bootstrap refits use ``lam_`` times this (undersmoothing): at
-#: ``lam_`` itself the percentile intervals inherit the penalty's bias and covered a known
-#: truth 57-78 % of the time at nominal 90 % (n = 1,000-4,000); at a tenth, 73-92 %, 10-30 %
-#: wider (benchmarks/bench_interval.py).
-BOOTSTRAP_LAM_FACTOR = 0.1
 
 #: ``multiclass="auto"`` also fits the per-class model, and keeps it if cross-validation
 #: prefers it, when every class has at least this many rows (canonical weight), there are

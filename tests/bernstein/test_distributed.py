@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
 from fusion import BernsteinFusion, ECDFNormalizer
 from fusion.bernstein.cells import auto_bins
@@ -209,6 +210,31 @@ def test_structured_model_on_dask_equals_in_memory(client):
         )
         assert model.components_ == ref.components_
         np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-6, rtol=0)
+
+
+def test_rank_only_structure_choice_on_dask_as_in_memory(client):
+    # structure="auto" at M >= 3: the same (structure, degree) candidates on both paths, the
+    # held-out scores close (blockwise folds), the pick refitted from the reused totals
+    rng = np.random.default_rng(8)
+    S = rng.normal(size=(6000, 4))
+    p = 0.05 + 0.9 * expit(3 * S[:, 0]) * expit(3 * S[:, 1])
+    y = (rng.random(6000) < p).astype(int)
+    Sd, yd = _dask(S, y)
+    kw = dict(base=None, degree_grid=[1, 2, 3], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a degree at the grid's edge
+        ref = BernsteinFusion(**kw).fit(S, y)
+        model = BernsteinFusion(**kw, ecdf_knots=None).fit(Sd, yd)
+    assert list(model.cv_scores_) == list(ref.cv_scores_)
+    assert {k[0] for k in model.cv_scores_} == {"additive", "pairwise", "tensor"}
+    for key in ref.cv_scores_:
+        assert model.cv_scores_[key] == pytest.approx(ref.cv_scores_[key], abs=2e-3)
+    structure, degrees = min(model.cv_scores_, key=model.cv_scores_.get)
+    assert structure != "additive" and model.degree_ == degrees
+    fixed = BernsteinFusion(base=None, degree=degrees, structure=structure, ecdf_knots=None)
+    fixed.fit(Sd, yd)
+    assert fixed.components_ == model.components_
+    np.testing.assert_allclose(model.coef_, fixed.coef_, atol=1e-6, rtol=0)
 
 
 def test_default_model_on_dask_equals_in_memory_fit_on_the_same_cells(client, data):

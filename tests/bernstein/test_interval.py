@@ -10,6 +10,7 @@ import pytest
 
 import fusion
 from fusion import BernsteinFusion
+from fusion.bernstein import bootstrap, logistic
 
 from ..conftest import simulate
 
@@ -40,22 +41,37 @@ def test_bounds_are_ordered_monotone_and_contain_most_of_the_truth(fitted):
         assert np.all(np.diff(B, axis=0) >= -1e-12) and np.all(np.diff(B, axis=1) >= -1e-12)
 
 
-def test_bootstrap_refits_match_a_direct_refit_on_the_resample(fitted):
+def test_bootstrap_refit_of_the_unresampled_data_is_the_fit(fitted):
+    # the refits' Newton solve, on the fitted model's own basis and penalty and every row
+    # taken once, lands on the fitted coefficients: the refits fit the same model
     model, S = fitted
     y = simulate(1500, seed=4)[1]
-    counts = next(model._resamples(S.shape[0]))
-    rows = np.repeat(np.arange(S.shape[0]), counts.astype(int))
-    lam = model.lam_ * fusion.bernstein.estimator.BOOTSTRAP_LAM_FACTOR
-    # the resample's fit with the same normalization, degree, structure and penalty
-    direct = BernsteinFusion(
-        degree=model.degree_, lam=lam, structure="tensor" if model.coef_.ndim == 2 else "additive"
+    assert model.n_cells_ is None  # a fit on rows
+    U = model._normalize(S)
+    Z = model._features(U, S)
+    basis = bootstrap.Basis(
+        tuple((tuple(c), tuple(model.degree_[a] for a in c)) for c in model.components_)
     )
-    direct.fit(S[rows], y[rows])
-    x = model.bootstrap_coef_[0]
-    p_boot = model._proba_at(x, model._normalize(S), S)
-    # the direct fit re-estimates the ECDF on the resample; compare where that matters little
-    p_direct = direct.predict_proba(S)[:, 1]
-    assert np.median(np.abs(p_boot - p_direct)) < 0.02
+    w = np.ones(S.shape[0])
+    coef = bootstrap.logistic_refits(
+        U, Z, y, w, basis, [model.lam_], [np.ones(S.shape[0])], model._osqp_settings(),
+        logistic.base_ridge(S.shape[0]),
+    )  # fmt: skip
+    x = np.concatenate([model.base_coef_, np.ravel(model.coef_)])
+    p_refit = bootstrap.logistic_proba(coef, basis, U, Z, 35.0)[:, 0]
+    np.testing.assert_allclose(p_refit, model.predict_proba(S)[:, 1], atol=2e-3)
+    assert np.max(np.abs(coef[0] - x)) < 0.05 * max(1.0, np.max(np.abs(x)))
+
+
+def test_rich_basis_adds_resolution_along_every_score():
+    basis = bootstrap.interval_basis((8, 8), ((0, 1),))
+    assert basis.components == (((0, 1), (8, 8)), ((0,), (16,)), ((1,), (16,)))
+    additive = bootstrap.interval_basis((6, 6, 6), ((0,), (1,), (2,)))
+    assert additive.components[0] == ((0, 1, 2), (3, 3, 3))
+    assert bootstrap.rank_only_basis((3, 3), ((0, 1),)).components == (((0, 1), (6, 6)),)
+    # the rank-only budget lowers the degrees toward the fitted ones
+    big = bootstrap.rank_only_basis((10, 10), ((0, 1),), max_coef=200)
+    assert big.n_coef <= 200 and all(k >= 10 for k in big.components[0][1])
 
 
 def test_bootstrap_is_deterministic_and_saved(fitted, tmp_path):
@@ -74,7 +90,8 @@ def test_bootstrap_is_deterministic_and_saved(fitted, tmp_path):
 def test_rank_only_model_has_intervals_too():
     S, y, p = simulate(1500, seed=5)
     model = BernsteinFusion(base=None, degree=3, n_bootstrap=30).fit(S, y)
-    assert model.bootstrap_coef_.shape == (30, 16)
+    # refits of twice the fitted degree (7 x 7 coefficients)
+    assert model.bootstrap_coef_.shape == (30, 49)
     lo, hi = model.predict_interval(S)
     assert np.all((0 <= lo) & (lo <= hi) & (hi <= 1))
     assert np.mean((p >= lo) & (p <= hi)) > 0.5

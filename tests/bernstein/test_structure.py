@@ -161,4 +161,4 @@ def test_structure_with_cv_and_size_hint():
     ).fit(S, y)
     assert list(model.cv_scores_) == [(1,) * 4, (2,) * 4, (3,) * 4]
     with pytest.raises(ValueError, match="structure='additive'"):
-        BernsteinFusion(base=None, degree=6, max_coefficients=1000).fit(S, y)
+        BernsteinFusion(base=None, degree=6, structure="tensor", max_coefficients=1000).fit(S, y)
