@@ -188,3 +188,15 @@ def evaluate_structured(
     ):
         out += evaluate(c, U[:, list(comp)], chunk_elements)
     return out
+
+
+def is_tensor(components, M: int) -> bool:
+    """Whether ``components`` is the full tensor over ``M`` scores."""
+    return tuple(tuple(c) for c in components) == (tuple(range(M)),)
+
+
+def n_coef(degrees: Sequence[int], components=None) -> int:
+    """Coefficients of the components (None: the tensor) at ``degrees`` per axis."""
+    if components is None:
+        return int(np.prod([k + 1 for k in degrees]))
+    return int(sum(np.prod(s) for s in component_shapes(degrees, components)))

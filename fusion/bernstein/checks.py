@@ -1,6 +1,6 @@
 """Conversions and checks of BernsteinFusion's parameters and inputs that the in-memory fit
-(:mod:`fusion.bernstein.estimator`) and the dask fit (:mod:`fusion.bernstein.distributed`)
-share; the dask module does not import the estimator's."""
+(:mod:`fusion.bernstein.estimator` and the modules of its models) and the dask fit
+(:mod:`fusion.bernstein.distributed`) share; the dask module does not import the estimator's."""
 
 from __future__ import annotations
 

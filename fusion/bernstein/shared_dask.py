@@ -47,12 +47,17 @@ from .shared import (
 __all__ = ["is_multiclass_dask", "DaskPlan", "DaskSource", "fit_shared_dask", "proba_dask"]
 
 
+def is_dask(x) -> bool:
+    """Whether ``x`` is a dask collection (its protocol, checked without importing dask)."""
+    return x is not None and callable(getattr(x, "__dask_graph__", None))
+
+
 def is_multiclass_dask(S) -> bool:
     """Whether ``S`` is multi-class dask input: a 3-D dask array (n, M, C) or a list of
     2-D dask arrays (n, C)."""
     if isinstance(S, (list, tuple)):
-        return bool(S) and all(callable(getattr(s, "__dask_graph__", None)) for s in S)
-    return callable(getattr(S, "__dask_graph__", None)) and getattr(S, "ndim", 0) == 3
+        return bool(S) and all(is_dask(s) for s in S)
+    return is_dask(S) and getattr(S, "ndim", 0) == 3
 
 
 def _scores(S):

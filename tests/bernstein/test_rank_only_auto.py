@@ -28,7 +28,7 @@ def _sim(kind: str, n: int, M: int, seed: int):
     return z, (rng.random(n) < p).astype(int), p
 
 
-def _n_coef(degrees, structure, M):
+def n_coef(degrees, structure, M):
     return sum(int(np.prod(s)) for s in component_shapes(degrees, make_components(structure, M)))
 
 
@@ -79,13 +79,13 @@ def test_candidates_are_every_structure_within_the_budget(M):
     # every additive degree; tensor and pairwise exactly the grid's degrees within the budget
     assert by_structure["additive"] == list(DEFAULT_DEGREE_GRID)
     for structure in ("pairwise", "tensor"):
-        want = [k for k in DEFAULT_DEGREE_GRID if _n_coef((k,) * M, structure, M) <= BUDGET]
+        want = [k for k in DEFAULT_DEGREE_GRID if n_coef((k,) * M, structure, M) <= BUDGET]
         assert by_structure.get(structure, []) == want
     # only the additive grid's end warns: the others were cut by the budget
     assert edges == {len(DEFAULT_DEGREE_GRID) - 1}
     # max_coefficients still bounds every structure
     small = BernsteinFusion(base=None, max_coefficients=40)._rank_only_candidates(M, 8000)[0]
-    assert all(_n_coef(d, s, M) <= 40 for s, _, d in small)
+    assert all(n_coef(d, s, M) <= 40 for s, _, d in small)
 
 
 def test_fixed_degree_chooses_the_structure_by_cross_validation():
@@ -170,7 +170,7 @@ def test_many_rows_and_scores_use_a_bounded_number_of_coefficients(tmp_path):
     assert model.coef_.size <= BUDGET
     for (structure, degrees), _ in model.cv_scores_.items():
         if structure != "additive":
-            assert _n_coef(degrees, structure, 6) <= BUDGET
+            assert n_coef(degrees, structure, 6) <= BUDGET
     # the structured model and its (structure, degrees) cv keys survive a save and a load
     path = tmp_path / "rank_only.fusion"
     model.save(path)

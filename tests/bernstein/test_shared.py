@@ -265,7 +265,7 @@ def test_any_small_input_gives_monotone_distributions(n, C, M, seed, logits):
 def test_auto_keeps_the_per_class_model_where_cross_validation_prefers_it(monkeypatch):
     # class-specific temperatures (class 0 sharp, class 1 flat in the first scorer, the
     # reverse in the second): one slope per class can follow them, one shared weight not
-    import fusion.bernstein.estimator as est
+    import fusion.bernstein.multiclass as est
 
     monkeypatch.setattr(est, "AUTO_PER_CLASS_ROWS", 300)
     rng = np.random.default_rng(20)
