@@ -36,24 +36,26 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._cv import cv_splits
+from ._direction import (
+    DIRECTION_Z,
+    anti_alignment_z,
+    resolve_increasing,
+    reverse_scores,
+    warn_reversed,
+)
 from ._multiclass import (
     multiclass_scores,
 )
 from ._per_class import PerClassFusion
 from ._solver import one_blas_thread
 from ._validation import (
-    DIRECTION_Z,
-    anti_alignment_z,
     canonical_weights,
     check_normalized_points,
     check_sample_weight,
     check_scores,
-    cv_splits,
     encode_binary_targets,
     label_repr,
-    resolve_increasing,
-    reverse_scores,
-    warn_reversed,
 )
 from .ecdf import ECDFNormalizer
 
@@ -438,7 +440,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
     def _cv_splits(self, U: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(train, test) pairs over the rows being fitted (normalized scores ``U``, labels
         ``y``), from ``cv`` and ``random_state``; an int ``cv`` assigns folds by row content
-        (see :func:`fusion._validation.content_folds`)."""
+        (see :func:`fusion._cv.content_folds`)."""
         return cv_splits(
             getattr(self, "cv", 5),
             y,
@@ -611,14 +613,6 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         if _MODEL_WRITER is None:  # pragma: no cover - fusion/__init__ registers it
             raise RuntimeError("import fusion (or fusion.persistence) to save models.")
         _MODEL_WRITER(self, path)
-
-    @classmethod
-    def _fitted_attribute_names(cls) -> frozenset[str]:
-        """The union of ``_fitted_attributes`` along the class hierarchy."""
-        names: set[str] = set()
-        for klass in cls.__mro__:
-            names.update(klass.__dict__.get("_fitted_attributes", ()))
-        return frozenset(names)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

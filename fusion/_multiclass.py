@@ -34,6 +34,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax, logit, softmax
 
+from ._cv import one_se_index
+
 __all__ = [
     "multiclass_scores",
     "check_multiclass_targets",
@@ -227,7 +229,7 @@ def fit_coupling(
                 held[t, test] = -log_softmax(a * L[test] + b, axis=1)[
                     np.arange(int(test.sum())), index[test]
                 ]
-        tau = SPREAD_GRID[_one_se_largest(held, w)]
+        tau = SPREAD_GRID[one_se_index(held, w)]
     a, b = _fit_coupling(L, index, w, tau)
     return a, b, float(tau)
 
@@ -247,21 +249,6 @@ def heldout_coupled_losses(
         q = couple(P[test], a, b)
         out[test] = -np.log(q[np.arange(int(test.sum())), index[test]])
     return out
-
-
-def _one_se_largest(held: np.ndarray, w: np.ndarray) -> int:
-    """Index of the first (most penalized) candidate whose weighted mean held-out loss
-    exceeds the best one's by at most one standard error of the rows' paired differences."""
-    p = w / w.sum()
-    mean = held @ p
-    best = int(np.argmin(mean))
-    for t in range(best):
-        d = held[t] - held[best]
-        excess = float(d @ p)
-        se = np.sqrt(float(((d - excess) ** 2) @ (p**2)) / max(1.0 - float(p @ p), 1e-12))
-        if excess <= se:
-            return t
-    return best
 
 
 def _fit_coupling(

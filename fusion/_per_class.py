@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._cv import content_folds
 from ._multiclass import (
     check_multiclass_targets,
     couple,
@@ -13,11 +14,7 @@ from ._multiclass import (
     heldout_coupled_losses,
     multiclass_scores,
 )
-from ._validation import (
-    check_sample_weight,
-    content_folds,
-    label_repr,
-)
+from ._validation import check_sample_weight, label_repr
 
 __all__ = ["COUPLING_FOLDS", "PerClassFusion"]
 

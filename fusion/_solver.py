@@ -23,6 +23,7 @@ __all__ = [
     "SolverError",
     "SolverWarning",
     "QPSolver",
+    "StepQPSolver",
     "difference_constraints",
     "tensor_axis_pairs",
     "monotone_constraints",
@@ -144,6 +145,41 @@ class QPSolver:
             status=status,
             solver="osqp",
         )
+
+
+class StepQPSolver(QPSolver):
+    """A :class:`QPSolver` whose constraint bounds may change between solves.
+
+    Newton steps of :mod:`fusion.bernstein.logistic` solve for the step ``d`` from a feasible
+    ``x``: the constraints ``lower <= A (x + d) <= upper`` become ``lower - A x <= A d <=
+    upper - A x``, the same matrix with new bounds. Formulated in ``d`` rather than in
+    ``x + d``, OSQP's relative tolerances scale with the step and the gradient, which both
+    vanish at the optimum, so the steps stay accurate to the end.
+    """
+
+    #: Statuses after which OSQP's last iterate is still used as a step direction: Newton's
+    #: projection and line search keep every iterate feasible and decreasing, and the
+    #: Newton decrement, not the QP, decides convergence.
+    INEXACT = ("solved inaccurate", "maximum iterations reached")
+
+    def solve(self, P, q, lower=None, upper=None) -> tuple[np.ndarray, str]:
+        """Solve with this ``P``, ``q`` and (when given) new bounds; see :meth:`QPSolver.solve`.
+
+        Unlike :meth:`QPSolver.solve`, an inexact step (iteration limit or "solved
+        inaccurate") is returned without a warning.
+        """
+        bounds = {}
+        if lower is not None:
+            self.lower = np.asarray(lower, dtype=float)
+            self.upper = np.asarray(upper, dtype=float)
+            if self._solver is not None:  # one update with P and q (setup takes them else)
+                bounds = {"l": self.lower, "u": self.upper}
+        result = self._run(P, q, **bounds)
+        status = str(result.info.status)
+        finite = result.x is not None and bool(np.all(np.isfinite(result.x)))
+        if finite and (status == "solved" or status in self.INEXACT):
+            return np.asarray(result.x, dtype=float), status
+        self._fail(status, result)
 
 
 # ---------------------------------------------------------------------------------------------

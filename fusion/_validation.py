@@ -1,4 +1,5 @@
-"""Input validation shared by every estimator: scores, labels, weights, directions, CV splits.
+"""Input validation shared by every estimator: scores, labels, weights (the directions of the
+scores are in :mod:`fusion._direction`, cross-validation in :mod:`fusion._cv`).
 
 Messages name the problem (row, column, value) and what to do about it; the wording of a
 few follows scikit-learn's where its conformance checks look for it.
@@ -7,15 +8,11 @@ few follows scikit-learn's where its conformance checks look for it.
 from __future__ import annotations
 
 import numbers
-import warnings
-from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d, validate_data
-
-from ._warn import caller_level
 
 __all__ = [
     "first_nonfinite",
@@ -25,18 +22,7 @@ __all__ = [
     "check_sample_weight",
     "canonical_weights",
     "label_repr",
-    "resolve_increasing",
-    "reverse_scores",
-    "anti_alignment_z",
-    "DIRECTION_Z",
-    "cv_splits",
-    "content_folds",
-    "fold_ids",
 ]
-
-#: A score whose rank correlation with the label has a z statistic below this (one-sided
-#: p < 0.001) is reversed by ``increasing="auto"``.
-DIRECTION_Z = -3.09
 
 
 def first_nonfinite(A: np.ndarray) -> str:
@@ -315,253 +301,3 @@ def canonical_weights(
 
 # ---------------------------------------------------------------------------------------------
 # Score direction.
-
-
-def reverse_scores(S: np.ndarray, columns, offsets: np.ndarray) -> np.ndarray:
-    """A copy of ``S`` with ``columns`` reversed: ``s -> offset - s`` (integers: ``~s``)."""
-    S = S.copy()
-    for j in columns:
-        if S.dtype.kind in "iu":  # exact reversal of integers beyond 2**53
-            S[:, j] = ~S[:, j]
-        else:
-            S[:, j] = offsets[j] - S[:, j]
-    return S
-
-
-def resolve_increasing(increasing, M: int) -> list:
-    """Per-score direction: True (as given), False (reversed) or None (decide from the data).
-
-    ``increasing`` is True, False, ``"auto"``, or a sequence of M bools or ``"auto"``.
-    """
-    if isinstance(increasing, str):
-        if increasing != "auto":
-            raise ValueError(f"increasing must be True, False or 'auto', got {increasing!r}.")
-        return [None] * M
-    if isinstance(increasing, (bool, np.bool_)):
-        return [bool(increasing)] * M
-    if isinstance(increasing, Sequence) or isinstance(increasing, np.ndarray):
-        values = list(increasing)
-        if len(values) != M:
-            raise ValueError(
-                f"increasing has {len(values)} entries but there are {M} score columns; pass "
-                "one bool (or 'auto') per column."
-            )
-        out = []
-        for j, v in enumerate(values):
-            if isinstance(v, str) and v == "auto":
-                out.append(None)
-            elif isinstance(v, (bool, np.bool_)):
-                out.append(bool(v))
-            else:
-                raise ValueError(
-                    f"increasing[{j}] must be a bool or 'auto', got {v!r} of type "
-                    f"{type(v).__name__}."
-                )
-        return out
-    raise ValueError(
-        f"increasing must be True, False, 'auto' or a sequence of those, got {increasing!r}."
-    )
-
-
-def anti_alignment_z(u: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    """z statistic of the weighted rank correlation between a score and the label.
-
-    ``u`` are the score's mid-ranks on ``(0, 1)`` (its ECDF values), so this is the
-    point-biserial correlation of ranks with ``y`` (the Mann-Whitney statistic in another
-    form) times ``sqrt(n_eff - 1)`` with Kish's effective sample size; under independence it
-    is approximately standard normal. Negative: the score tends to be lower for positives.
-    """
-    seen = ~np.isnan(u)
-    if not seen.all():
-        u, y, w = u[seen], y[seen], w[seen]
-    W = w.sum()
-    if u.shape[0] < 3 or not W > 0:
-        return 0.0
-    unit = bool(np.all(w == 1.0))  # unweighted: dot products without the weights
-    y = np.asarray(y, dtype=float)
-    if unit:
-        mu, my = u.sum() / W, y.sum() / W
-    else:
-        mu, my = np.dot(w, u) / W, np.dot(w, y) / W
-    du, dy = u - mu, y - my
-    wdu, wdy = (du, dy) if unit else (w * du, w * dy)
-    su, sy = np.dot(wdu, du), np.dot(wdy, dy)
-    if not (su > 0 and sy > 0):
-        return 0.0
-    r = float(np.dot(wdu, dy) / np.sqrt(su * sy))
-    n_eff = W if unit else W * W / np.dot(w, w)
-    return r * float(np.sqrt(max(n_eff - 1.0, 0.0)))
-
-
-def warn_reversed(columns: list, z: list[float]) -> None:
-    """One UserWarning naming every score ``increasing="auto"`` reversed."""
-    names = ", ".join(f"{c} (z = {v:.1f})" for c, v in zip(columns, z, strict=True))
-    warnings.warn(
-        f"score column(s) {names} decrease significantly with P(y = positive class), so "
-        "increasing='auto' reversed them (a probability column p is used as 1 - p, any other "
-        "score s as -s); increasing_ records the decision. Pass increasing=True (or one bool "
-        "per column) to use the scores as given, or reverse them yourself, to silence this.",
-        UserWarning,
-        stacklevel=caller_level(),
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Cross-validation splits.
-
-
-def cv_splits(
-    cv,
-    y: np.ndarray,
-    random_state,
-    *,
-    kept: np.ndarray | None = None,
-    keys: np.ndarray | None = None,
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(train, test) index pairs for a method's internal cross-validation.
-
-    Parameters
-    ----------
-    cv : int, scikit-learn splitter, or iterable of (train, test) index arrays
-        An int is a shuffled stratified K-fold (a shuffled plain K-fold when a class has
-        fewer than ``cv`` rows) seeded by ``random_state``. Shuffled rather than systematic
-        folds on purpose: dealing rows sorted by score to the folds in turn made held-out
-        Brier scores favour the largest model in RPR's simulations, with worse L2 error.
-        A splitter's ``split(X, y)`` is called with a placeholder ``X``. Index pairs refer
-        to the rows the user passed to ``fit``.
-    y : ndarray
-        Labels of the rows used for fitting (0/1).
-    random_state : int, RandomState or None
-        Seeds the shuffle of an int ``cv``.
-    kept : ndarray of bool, optional
-        Which of the user's rows are fitted (rows of zero weight are dropped before
-        fitting); user-given index pairs are mapped onto the kept rows.
-    keys : ndarray of shape (n, k), optional
-        The content of every fitted row (its normalized scores). With an int ``cv``, rows
-        are then assigned to folds by content (:func:`content_folds`): equal rows share a
-        fold, so a row of weight 2 and the same row given twice give the same folds, and
-        the folds do not depend on the order of the rows.
-
-    Returns
-    -------
-    list of (train, test)
-        Index arrays into the fitted rows; pairs with an empty side are dropped.
-    """
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    n = y.shape[0]
-    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-        n_folds = int(cv)
-        if n_folds < 2:
-            raise ValueError(f"cv must be at least 2 folds, got {n_folds}.")
-        if n < n_folds:
-            raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
-        if keys is not None:
-            fold = content_folds(keys, y, n_folds, random_state)
-            return _splits_from_folds(fold, n_folds)
-        counts = np.bincount(y.astype(int), minlength=2)
-        splitter = (
-            StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
-            if counts.min() >= n_folds
-            else KFold(n_folds, shuffle=True, random_state=random_state)
-        )
-        splits = list(splitter.split(np.zeros((n, 1)), y))
-    elif hasattr(cv, "split") and not isinstance(cv, (str, bytes)):
-        n_user = n if kept is None else kept.shape[0]
-        if kept is None or kept.all():
-            splits = list(cv.split(np.zeros((n, 1)), y))
-        else:
-            y_user = np.zeros(n_user)
-            y_user[kept] = y
-            splits = _map_to_kept(list(cv.split(np.zeros((n_user, 1)), y_user)), kept)
-    else:
-        try:
-            pairs = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"cv must be an int, a scikit-learn splitter, or an iterable of (train, test) "
-                f"index arrays; got {cv!r}."
-            ) from None
-        n_user = n if kept is None else kept.shape[0]
-        for k, (tr, te) in enumerate(pairs):
-            for part in (tr, te):
-                if part.dtype.kind == "b":
-                    raise ValueError(f"cv split {k}: pass index arrays, not boolean masks.")
-                if part.size and (
-                    part.dtype.kind not in "iu" or part.min() < -n_user or part.max() >= n_user
-                ):
-                    raise ValueError(f"cv split {k} holds indices outside the {n_user} rows of S.")
-        pairs = [
-            (tr % n_user if tr.size else tr, te % n_user if te.size else te) for tr, te in pairs
-        ]
-        splits = pairs if kept is None or kept.all() else _map_to_kept(pairs, kept)
-    splits = [(tr, te) for tr, te in splits if tr.size and te.size]
-    if not splits:
-        raise ValueError("cv produced no split with rows on both sides.")
-    return splits
-
-
-def content_folds(keys: np.ndarray, y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    """Fold of every row, decided by the row's content and label, stratified by label.
-
-    The distinct ``(keys, y)`` rows are put in a canonical (lexicographic) order, shuffled
-    within each class by a generator seeded from ``random_state``, and dealt to the folds in
-    turn (the second class continuing where the first stopped); every row takes its distinct
-    row's fold. Equal rows therefore always share a fold (repeating a row is the same as
-    doubling its weight, as scikit-learn's weight semantics require), and permuting the rows
-    permutes the folds with them.
-    """
-    content = np.column_stack([np.asarray(keys, dtype=float).reshape(y.shape[0], -1), y])
-    _, distinct = np.unique(content, axis=0, return_inverse=True)
-    distinct = distinct.reshape(-1)
-    rng = _generator(random_state)
-    fold_of_distinct = np.empty(int(distinct.max()) + 1, dtype=np.int64)
-    start = 0
-    for c in np.unique(y):
-        ids = np.unique(distinct[y == c])
-        order = rng.permutation(ids.shape[0])
-        fold_of_distinct[ids[order]] = (start + np.arange(ids.shape[0])) % n_folds
-        start = (start + ids.shape[0]) % n_folds
-    return fold_of_distinct[distinct]
-
-
-def _generator(random_state) -> np.random.Generator:
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(2**32, dtype=np.uint64))
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    raise ValueError(f"random_state must be None, an int or a RandomState, got {random_state!r}.")
-
-
-def _splits_from_folds(fold: np.ndarray, n_folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    idx = np.arange(fold.shape[0])
-    splits = [(idx[fold != f], idx[fold == f]) for f in range(n_folds)]
-    splits = [(tr, te) for tr, te in splits if tr.size and te.size]
-    if len(splits) < 2:
-        raise ValueError(
-            f"cv={n_folds} folds need at least {n_folds} distinct rows; the data have fewer."
-        )
-    return splits
-
-
-def _map_to_kept(pairs, kept: np.ndarray):
-    pos = np.cumsum(kept) - 1
-    return [(pos[tr[kept[tr]]], pos[te[kept[te]]]) for tr, te in pairs]
-
-
-def fold_ids(splits, n: int) -> np.ndarray | None:
-    """Fold number of every row when the test sets partition the rows and every training set
-    is the complement of its test set (K-fold); None otherwise."""
-    fold = np.full(n, -1, dtype=np.int64)
-    for f, (tr, te) in enumerate(splits):
-        if np.any(fold[te] >= 0) or tr.shape[0] + te.shape[0] != n:
-            return None
-        fold[te] = f
-    if np.any(fold < 0):
-        return None
-    for f, (tr, _) in enumerate(splits):
-        if np.any(fold[tr] == f):  # pragma: no cover - implied by the sizes above
-            return None
-    return fold

@@ -49,16 +49,9 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._direction import DIRECTION_Z, resolve_increasing, reverse_scores, warn_reversed
 from .._lstsq import LeastSquaresStats
-from .._validation import (
-    DIRECTION_Z,
-    canonical_weights,
-    encode_binary_targets,
-    first_nonfinite,
-    resolve_increasing,
-    reverse_scores,
-    warn_reversed,
-)
+from .._validation import canonical_weights, encode_binary_targets, first_nonfinite
 from ..ecdf import ECDFNormalizer, mid_distribution
 from ..ecdf.sketch import (
     CANDIDATE_FACTOR,
@@ -278,7 +271,7 @@ def _sum_arrays(parts: list) -> np.ndarray:
 
 
 def _anti_alignment(sums: np.ndarray) -> np.ndarray:
-    """:func:`fusion._validation.anti_alignment_z` of every column from summed moments."""
+    """:func:`fusion._direction.anti_alignment_z` of every column from summed moments."""
     su, su2, suy, W, sy, sw2 = sums
     with np.errstate(invalid="ignore", divide="ignore"):
         mu, my = su / W, sy / W

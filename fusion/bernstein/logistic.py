@@ -45,8 +45,8 @@ decrement, up to a factor 2, without constraints) falls below ``tol``. OSQP fail
 line search away from the optimum (status ``"newton: ..."``).
 
 Cross-validation (:func:`cv_path`) runs every fold down a decreasing ``lambda`` grid, warm
-started from the previous ``lambda``; :func:`one_se_index` applies the one-standard-error
-rule toward larger ``lambda``.
+started from the previous ``lambda``; the estimator applies the one-standard-error rule
+(:func:`fusion._cv.one_se_pick`) toward larger ``lambda`` with :meth:`PathResult.paired_se`.
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from .._solver import SolverError, SolverWarning
+from .._solver import SolverError, SolverWarning, StepQPSolver, monotone_constraints
 from .._warn import caller_level
-from .qp import DenseUpper, StepQPSolver, monotone_constraints
+from .qp import DenseUpper
 
 __all__ = [
     "RIDGE",
@@ -75,13 +75,11 @@ __all__ = [
     "constraints",
     "project",
     "objective",
-    "mean_logloss",
     "NewtonResult",
     "newton",
     "make_solver",
     "PathResult",
     "cv_path",
-    "one_se_index",
 ]
 
 #: Ridge on the linear coefficients ``c`` (standardized features): ``RIDGE_PER_ROW / n``
@@ -168,7 +166,7 @@ def penalty_matrix(shapes: tuple[tuple[int, ...], ...]) -> np.ndarray:
     """
     blocks = []
     for shape in shapes:
-        A, _, _ = monotone_constraints(shape, box=False)  # difference rows, axis after axis
+        A, _, _ = monotone_constraints(shape, box=None)  # difference rows, axis after axis
         weights = np.concatenate(
             [np.full(_n_diff(shape, a), _axis_weight(shape, a)) for a in range(len(shape))]
         )
@@ -185,7 +183,7 @@ def constraints(layout: Layout) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray, 
     """``(A, lower, upper, is_diff)`` for ``lower <= A x <= upper``.
 
     Rows: ``c >= 0``; the difference rows of every component
-    (:func:`~fusion.bernstein.qp.monotone_constraints` without the box); the 0-corner of every
+    (:func:`fusion._solver.monotone_constraints` without the box); the 0-corner of every
     component but the first fixed at 0. ``is_diff`` flags the difference rows (fixed at 0 for
     ``lambda = inf``). Cached per layout (callers must not modify the arrays).
     """
@@ -218,7 +216,7 @@ def _diff_rows(layout: Layout) -> sp.csc_matrix:
     P = int(offsets[-1])
     mats = []
     for off, shape in zip(offsets[:-1], layout.shapes, strict=True):
-        A, _, _ = monotone_constraints(shape, box=False)
+        A, _, _ = monotone_constraints(shape, box=None)
         if A.shape[0]:
             A = A.tocoo()
             mats.append(sp.csc_matrix((A.data, (A.row, A.col + off)), shape=(A.shape[0], P)))
@@ -287,11 +285,6 @@ def _loss_terms(eta: np.ndarray, design: Design) -> float:
     return float(design.w @ np.logaddexp(0.0, eta) - design.v @ eta) / design.total
 
 
-def mean_logloss(x: np.ndarray, design: Design) -> float:
-    """Weighted mean log-loss of the model ``x`` on ``design`` (no penalty)."""
-    return _loss_terms(design.X @ x, design)
-
-
 def objective(
     x: np.ndarray, design: Design, layout: Layout, lam: float, ridge: float = RIDGE
 ) -> float:
@@ -305,7 +298,6 @@ class NewtonResult:
     x: np.ndarray
     objective: float
     n_iter: int
-    decrement: float
     qp_iterations: int = 0
     status: str = "solved"
 
@@ -383,7 +375,7 @@ def newton(
                 gd = float(grad @ d)
         pred = -(gd + 0.5 * float(d @ H @ d))
         if pred <= tol:
-            return NewtonResult(x, f, it, pred, qp_iter, _status(inexact))
+            return NewtonResult(x, f, it, qp_iter, _status(inexact))
 
         Xd = X @ d
         t = 1.0
@@ -398,7 +390,7 @@ def newton(
             trusted = False
         else:
             if pred <= FLOAT_FLOOR * max(1.0, abs(f)) * 1e3:
-                return NewtonResult(x, f, it, pred, qp_iter, _status(inexact))
+                return NewtonResult(x, f, it, qp_iter, _status(inexact))
             raise SolverError(
                 f"Newton's line search found no decrease for the BernsteinFusion fit at "
                 f"lambda={lam:g} (predicted decrease {pred:.2e}).",
@@ -407,7 +399,7 @@ def newton(
             )
         x, eta, f = x_t, eta_t, f_t
         if trusted:
-            return NewtonResult(x, f, it, pred, qp_iter, _status(inexact))
+            return NewtonResult(x, f, it, qp_iter, _status(inexact))
     if pred <= 1e-7:
         warnings.warn(
             f"Newton's method stopped after {max_iter} iterations at lambda={lam:g} with a "
@@ -415,7 +407,7 @@ def newton(
             SolverWarning,
             stacklevel=caller_level(),
         )
-        return NewtonResult(x, f, max_iter, pred, qp_iter, "newton: inaccurate")
+        return NewtonResult(x, f, max_iter, qp_iter, "newton: inaccurate")
     raise SolverError(
         f"Newton's method did not converge in {max_iter} iterations for the BernsteinFusion "
         f"fit at lambda={lam:g} (predicted decrease {pred:.2e}).",
@@ -550,13 +542,3 @@ def cv_path(
             if np.all(mean[-patience:] - mean[best] > se[-patience:]):
                 break
     return path
-
-
-def one_se_index(path: PathResult) -> int:
-    """The one-standard-error rule: the first (largest) ``lambda`` whose mean held-out loss
-    exceeds the minimum by at most the standard error of that excess (:meth:`PathResult.
-    paired_se`)."""
-    mean = path.mean
-    best = int(np.argmin(mean))
-    se = path.paired_se(best)
-    return int(np.flatnonzero(mean - mean[best] <= se)[0])

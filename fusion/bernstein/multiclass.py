@@ -8,9 +8,10 @@ from numbers import Integral
 
 import numpy as np
 
+from .._cv import cv_splits, paired_se
 from .._multiclass import check_multiclass_targets
 from .._progress import Progress
-from .._validation import canonical_weights, check_sample_weight, cv_splits
+from .._validation import canonical_weights, check_sample_weight
 from .checks import as_degrees, fold_seed
 from .pairs import detect_scale, normalizer, row_folds
 from .scale import InverseECDF
@@ -18,7 +19,6 @@ from .semiparametric import auto_degree
 from .shared import (
     BIAS_GRID,
     fit_shared,
-    paired_se,
     shared_layout,
     shared_proba,
     shared_proba_normalized,

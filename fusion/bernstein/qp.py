@@ -21,7 +21,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._lstsq import LeastSquaresStats
-from .._solver import QPSolver, one_blas_thread
+from .._solver import (
+    QPSolver,
+    difference_constraints,
+    monotone_constraints,
+    one_blas_thread,
+    tensor_axis_pairs,
+)
 from .basis import (
     DEFAULT_CHUNK_ELEMENTS,
     _design_rows,
@@ -32,14 +38,11 @@ from .basis import (
 
 __all__ = [
     "accumulate_gram",
-    "monotone_constraints",
     "MonotoneQP",
     "StructuredQP",
     "structure_constraints",
     "project_structured",
-    "solve_monotone_qp",
     "project_monotone",
-    "StepQPSolver",
 ]
 
 
@@ -86,35 +89,6 @@ def accumulate_gram(
 
 #: Up to this many coefficients the Gram accumulation runs with one BLAS thread.
 SMALL_P = 256
-
-
-@lru_cache(maxsize=64)
-def monotone_constraints(
-    shape: tuple[int, ...], box: bool = True
-) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
-    """Rows ``beta[.., k+1, ..] - beta[.., k, ..] >= 0`` along each axis, then ``0 <= beta <= 1``.
-
-    Returns ``(A, lower, upper)`` for ``lower <= A beta <= upper`` with ``beta`` flattened in
-    C order; the difference rows come first, axis after axis. ``box=False`` leaves out the
-    ``0 <= beta <= 1`` rows (unbounded monotone coefficients, as in the logistic model of
-    :mod:`fusion.bernstein.logistic`). Cached per arguments (callers must not modify the
-    arrays).
-    """
-    shape = tuple(int(s) for s in shape)
-    P = int(np.prod(shape))
-    idx = np.arange(P).reshape(shape)
-    lo = [np.take(idx, np.arange(s - 1), axis=a).ravel() for a, s in enumerate(shape)]
-    hi = [np.take(idx, np.arange(1, s), axis=a).ravel() for a, s in enumerate(shape)]
-    lo, hi = np.concatenate(lo), np.concatenate(hi)
-    n_diff = lo.shape[0]
-    n_box = P if box else 0
-    rows = np.concatenate([np.arange(n_diff), np.arange(n_diff), n_diff + np.arange(n_box)])
-    cols = np.concatenate([lo, hi, np.arange(n_box)])
-    vals = np.concatenate([-np.ones(n_diff), np.ones(n_diff), np.ones(n_box)])
-    A = sp.csc_matrix((vals, (rows, cols)), shape=(n_diff + n_box, P))
-    lower = np.zeros(n_diff + n_box)
-    upper = np.concatenate([np.full(n_diff, np.inf), np.ones(n_box)])
-    return A, lower, upper
 
 
 @lru_cache(maxsize=16)
@@ -183,13 +157,6 @@ def project_monotone(beta: np.ndarray) -> np.ndarray:
     return np.clip(beta, 0.0, 1.0)
 
 
-def solve_monotone_qp(
-    stats: LeastSquaresStats, shape: Sequence[int], **osqp_settings
-) -> tuple[np.ndarray, str]:
-    """One-off :class:`MonotoneQP` solve. Raises :class:`fusion.SolverError` on failure."""
-    return MonotoneQP(shape, **osqp_settings).solve(stats)
-
-
 # -- structured models (sums of monotone components) -------------------------------------------
 
 
@@ -218,21 +185,14 @@ def structure_constraints(
     sizes = [int(np.prod(s)) for s in shapes]
     offsets = np.cumsum([0, *sizes])
     P = int(offsets[-1])
-    rows, cols, vals = [], [], []
-    lower, upper = [], []
-    r = 0
-    for off, shape in zip(offsets[:-1], shapes, strict=True):
-        idx = off + np.arange(int(np.prod(shape))).reshape(shape)
-        for a, size in enumerate(shape):
-            lo = np.take(idx, np.arange(size - 1), axis=a).ravel()
-            hi = np.take(idx, np.arange(1, size), axis=a).ravel()
-            k = lo.shape[0]
-            rows += [r + np.arange(k)] * 2
-            cols += [lo, hi]
-            vals += [-np.ones(k), np.ones(k)]
-            lower.append(np.zeros(k))
-            upper.append(np.full(k, np.inf))
-            r += k
+    pairs = [tensor_axis_pairs(shape, off) for off, shape in zip(offsets[:-1], shapes, strict=True)]
+    D, d_lower, d_upper = difference_constraints(
+        np.concatenate([hi for hi, _ in pairs]), np.concatenate([lo for _, lo in pairs]), P
+    )
+    D = D.tocoo()
+    rows, cols, vals = [D.row], [D.col], [D.data]
+    lower, upper = [d_lower], [d_upper]
+    r = D.shape[0]
     first = offsets[:-1]
     last = offsets[1:] - 1
     # pinned 0-corners, then the first component's 0-corner >= 0
@@ -298,40 +258,3 @@ class StructuredQP:
     def last_iterations(self) -> int:
         """OSQP's iteration count of the most recent :meth:`solve`."""
         return self._qp.last_iterations
-
-
-class StepQPSolver(QPSolver):
-    """A :class:`QPSolver` whose constraint bounds may change between solves.
-
-    Newton steps of :mod:`fusion.bernstein.logistic` solve for the step ``d`` from a feasible
-    ``x``: the constraints ``lower <= A (x + d) <= upper`` become ``lower - A x <= A d <=
-    upper - A x``, the same matrix with new bounds. Formulated in ``d`` rather than in
-    ``x + d``, OSQP's relative tolerances scale with the step and the gradient, which both
-    vanish at the optimum, so the steps stay accurate to the end.
-    """
-
-    #: Statuses after which OSQP's last iterate is still used as a step direction: Newton's
-    #: projection and line search keep every iterate feasible and decreasing, and the
-    #: Newton decrement, not the QP, decides convergence.
-    INEXACT = ("solved inaccurate", "maximum iterations reached")
-
-    def solve(self, P, q, lower=None, upper=None) -> tuple[np.ndarray, str]:
-        """Solve with this ``P``, ``q`` and (when given) new bounds; see :meth:`QPSolver.solve`.
-
-        Unlike :meth:`QPSolver.solve`, an inexact step (iteration limit or "solved
-        inaccurate") is returned without a warning and counted in ``inexact_steps``.
-        """
-        bounds = {}
-        if lower is not None:
-            self.lower = np.asarray(lower, dtype=float)
-            self.upper = np.asarray(upper, dtype=float)
-            if self._solver is not None:  # one update with P and q (setup takes them else)
-                bounds = {"l": self.lower, "u": self.upper}
-        result = self._run(P, q, **bounds)
-        status = str(result.info.status)
-        finite = result.x is not None and bool(np.all(np.isfinite(result.x)))
-        if finite and (status == "solved" or status in self.INEXACT):
-            if status != "solved":
-                self.inexact_steps = getattr(self, "inexact_steps", 0) + 1
-            return np.asarray(result.x, dtype=float), status
-        self._fail(status, result)

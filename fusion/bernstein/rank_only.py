@@ -8,9 +8,9 @@ import warnings
 
 import numpy as np
 
+from .._cv import fold_ids
 from .._lstsq import LeastSquaresStats, heldout_sse
 from .._progress import Progress
-from .._validation import fold_ids
 from .._warn import caller_level
 from .basis import (
     component_shapes,

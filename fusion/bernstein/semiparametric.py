@@ -9,9 +9,9 @@ from numbers import Integral
 
 import numpy as np
 
+from .._cv import fold_ids, one_se_pick
 from .._progress import Progress
 from .._solver import SolverWarning
-from .._validation import fold_ids
 from .._warn import caller_level
 from . import logistic
 from .basis import (
@@ -303,9 +303,10 @@ class SemiparametricModel:
         se = joint.paired_se(best)
         self.cv_scores_ = {k: float(m) for k, m in zip(keys, mean, strict=True)}
         self.cv_se_ = {k: float(v) for k, v in zip(keys, se, strict=True)}
-        within = np.flatnonzero(mean - mean[best] <= self._se_factor * se)
         # one-standard-error rule: the largest lam, then the fewest coefficients
-        pick = min(within, key=lambda i: (-keys[i][2], sizes[i], i))
+        pick = one_se_pick(
+            mean, se, preference=lambda i: (-keys[i][2], sizes[i], i), factor=self._se_factor
+        )
         structure, degrees, lam = keys[pick]
         x_start = np.mean(sols[pick], axis=0)
         degree_cands = [d for s, _, d in candidates if s == structure]

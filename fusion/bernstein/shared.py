@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._cv import one_se_index, paired_se
 from .._multiclass import COUPLED_LOGIT_RANGE
 from .._solver import one_blas_thread
 from .._warn import caller_level
@@ -29,8 +30,6 @@ __all__ = [
     "block_curvature",
     "shared_layout",
     "bin_features",
-    "paired_se",
-    "one_se_pick",
     "shared_proba",
     "shared_proba_normalized",
 ]
@@ -155,25 +154,6 @@ class MemorySource:
         return np.concatenate([self.data.order[rows] for rows in tests])
 
 
-def paired_se(held: np.ndarray, w: np.ndarray, ref: int) -> np.ndarray:
-    """Standard error of every candidate's mean held-out loss minus candidate ``ref``'s, from
-    the rows' paired differences (weighted; ``n_eff = (sum w)^2 / sum w^2``)."""
-    p = w / w.sum()
-    d = held - held[ref]
-    mean = d @ p
-    var = np.maximum((d**2) @ p - mean**2, 0.0)
-    return np.sqrt(var * float(p @ p) / max(1.0 - float(p @ p), 1e-12))
-
-
-def one_se_pick(held: np.ndarray, w: np.ndarray) -> int:
-    """The first (most penalized) candidate whose mean held-out loss exceeds the best one's
-    by at most the paired standard error of that excess."""
-    mean = held @ w / w.sum()
-    best = int(np.argmin(mean))
-    se = paired_se(held, w, best)
-    return int(np.flatnonzero(mean - mean[best] <= se)[0])
-
-
 #: Ridge penalties of the class biases tried by ``bias_penalty="cv"`` after ``inf`` (no
 #: biases), largest first; in units of the mean log-loss, like ``lam``.
 BIAS_GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
@@ -256,7 +236,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         starts = [x0] * len(source.fold_keys())
         path = cv_path(source, layout, [(v, first) for v in lams], starts, settings, ridge,
                        progress=progress, se_rule=paired_se)  # fmt: skip
-        pick = one_se_pick(path.held, path.w)
+        pick = one_se_index(path.held, path.w)
         lam, tau = path.settings[pick]
         x_start = np.mean(path.solutions[pick], axis=0)
         heldout = path.held[pick]
@@ -268,7 +248,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
             bias = cv_path(source, layout, grid, path.solutions[pick], settings, ridge,
                            progress=progress, se_rule=paired_se)  # fmt: skip
             candidates = np.vstack([path.held[pick : pick + 1], bias.held])
-            chosen = one_se_pick(candidates, path.w)
+            chosen = one_se_index(candidates, path.w)
             if chosen > 0:
                 tau = bias.settings[chosen - 1][1]
                 x_start = np.mean(bias.solutions[chosen - 1], axis=0)

@@ -9,7 +9,7 @@ import fusion
 from fusion import BernsteinFusion
 from fusion._lstsq import heldout_sse
 from fusion.bernstein.basis import tensor_design
-from fusion.bernstein.qp import accumulate_gram
+from fusion.bernstein.qp import MonotoneQP, accumulate_gram
 
 from ..conftest import product_truth, simulate
 
@@ -104,9 +104,8 @@ def test_cv_scores_are_heldout_brier_and_best_is_chosen(scores_2d):
         fold = BernsteinFusion(degree=2)
         fold.ecdf_ = model.ecdf_
         stats = accumulate_gram(U[tr], yy[tr], np.ones(len(tr)), (2, 2))
-        from fusion.bernstein.qp import solve_monotone_qp
 
-        beta, _ = solve_monotone_qp(stats, (3, 3), eps_abs=1e-7, eps_rel=1e-7, max_iter=20000)
+        beta, _ = MonotoneQP((3, 3), eps_abs=1e-7, eps_rel=1e-7, max_iter=20000).solve(stats)
         sse += np.sum((tensor_design(U[te], (2, 2)) @ beta.ravel() - yy[te]) ** 2)
     # CV solves run at OSQP tolerance CV_EPS = 1e-5 (the reference above at 1e-7), so the
     # held-out Brier scores agree to about that relative precision.

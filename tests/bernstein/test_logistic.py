@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
+from fusion._cv import one_se_pick
+from fusion._solver import monotone_constraints
 from fusion.bernstein import logistic
 from fusion.bernstein.basis import component_shapes, make_components, structured_design
-from fusion.bernstein.qp import monotone_constraints
 
 SETTINGS = dict(eps_abs=1e-9, eps_rel=1e-9, max_iter=200_000)
 
@@ -118,7 +119,7 @@ def test_projection_is_feasible_and_keeps_g_of_structured_models():
 
 
 def test_monotone_constraints_without_box():
-    A, lower, upper = monotone_constraints((3, 2), box=False)
+    A, lower, upper = monotone_constraints((3, 2), box=None)
     assert A.shape == (2 * 2 + 3 * 1, 6)
     assert np.all(lower == 0) and np.all(np.isinf(upper))
 
@@ -183,7 +184,7 @@ def test_cv_path_warm_starts_and_stops_early():
         direct.objective, rel=1e-7
     )
     assert len(path.lams) < len(lams)  # the held-out loss rose: the path stopped
-    pick = logistic.one_se_index(path)
     best = int(np.argmin(path.mean))
+    pick = one_se_pick(path.mean, path.paired_se(best))
     assert pick <= best
     assert path.mean[pick] - path.mean[best] <= path.paired_se(best)[pick]

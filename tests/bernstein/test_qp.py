@@ -3,13 +3,9 @@ import numpy as np
 import pytest
 
 from fusion._lstsq import LeastSquaresStats, heldout_sse
+from fusion._solver import monotone_constraints
 from fusion.bernstein.basis import tensor_design
-from fusion.bernstein.qp import (
-    accumulate_gram,
-    monotone_constraints,
-    project_monotone,
-    solve_monotone_qp,
-)
+from fusion.bernstein.qp import MonotoneQP, accumulate_gram, project_monotone
 
 SETTINGS = dict(eps_abs=1e-9, eps_rel=1e-9, max_iter=200_000)
 
@@ -49,7 +45,7 @@ def _cvxpy_reference(U, y, w, degrees):
 def test_osqp_solution_equals_cvxpy(M, degrees, n):
     U, y, w = _data(n, M, seed=M)
     stats = accumulate_gram(U, y, w, degrees)
-    beta, status = solve_monotone_qp(stats, [k + 1 for k in degrees], **SETTINGS)
+    beta, status = MonotoneQP([k + 1 for k in degrees], **SETTINGS).solve(stats)
     ref_beta, ref_obj = _cvxpy_reference(U, y, w, degrees)
     obj = heldout_sse(stats, beta) / stats.sw
     assert status == "solved"

@@ -10,7 +10,7 @@ from scipy.stats import t as student_t
 
 import fusion
 from fusion import IsotonicCalibrator, PlattCalibrator, RPRCalibrator
-from fusion._validation import content_folds
+from fusion._cv import content_folds
 from fusion.univariate.rpr import (
     RPRProblem,
     accumulate_stats,

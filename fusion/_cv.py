@@ -1,0 +1,216 @@
+"""Cross-validation shared by every estimator: splits from ``cv`` (an int assigns folds by each
+row's content), the fold of every row, and the one-standard-error rule with its paired
+standard error."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "cv_splits",
+    "content_folds",
+    "fold_ids",
+    "paired_se",
+    "one_se_pick",
+    "one_se_index",
+]
+
+
+def cv_splits(
+    cv,
+    y: np.ndarray,
+    random_state,
+    *,
+    kept: np.ndarray | None = None,
+    keys: np.ndarray | None = None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) index pairs for a method's internal cross-validation.
+
+    Parameters
+    ----------
+    cv : int, scikit-learn splitter, or iterable of (train, test) index arrays
+        An int is a shuffled stratified K-fold (a shuffled plain K-fold when a class has
+        fewer than ``cv`` rows) seeded by ``random_state``. Shuffled rather than systematic
+        folds on purpose: dealing rows sorted by score to the folds in turn made held-out
+        Brier scores favour the largest model in RPR's simulations, with worse L2 error.
+        A splitter's ``split(X, y)`` is called with a placeholder ``X``. Index pairs refer
+        to the rows the user passed to ``fit``.
+    y : ndarray
+        Labels of the rows used for fitting (0/1).
+    random_state : int, RandomState or None
+        Seeds the shuffle of an int ``cv``.
+    kept : ndarray of bool, optional
+        Which of the user's rows are fitted (rows of zero weight are dropped before
+        fitting); user-given index pairs are mapped onto the kept rows.
+    keys : ndarray of shape (n, k), optional
+        The content of every fitted row (its normalized scores). With an int ``cv``, rows
+        are then assigned to folds by content (:func:`content_folds`): equal rows share a
+        fold, so a row of weight 2 and the same row given twice give the same folds, and
+        the folds do not depend on the order of the rows.
+
+    Returns
+    -------
+    list of (train, test)
+        Index arrays into the fitted rows; pairs with an empty side are dropped.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    n = y.shape[0]
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        n_folds = int(cv)
+        if n_folds < 2:
+            raise ValueError(f"cv must be at least 2 folds, got {n_folds}.")
+        if n < n_folds:
+            raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
+        if keys is not None:
+            fold = content_folds(keys, y, n_folds, random_state)
+            return _splits_from_folds(fold, n_folds)
+        counts = np.bincount(y.astype(int), minlength=2)
+        splitter = (
+            StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
+            if counts.min() >= n_folds
+            else KFold(n_folds, shuffle=True, random_state=random_state)
+        )
+        splits = list(splitter.split(np.zeros((n, 1)), y))
+    elif hasattr(cv, "split") and not isinstance(cv, (str, bytes)):
+        n_user = n if kept is None else kept.shape[0]
+        if kept is None or kept.all():
+            splits = list(cv.split(np.zeros((n, 1)), y))
+        else:
+            y_user = np.zeros(n_user)
+            y_user[kept] = y
+            splits = _map_to_kept(list(cv.split(np.zeros((n_user, 1)), y_user)), kept)
+    else:
+        try:
+            pairs = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"cv must be an int, a scikit-learn splitter, or an iterable of (train, test) "
+                f"index arrays; got {cv!r}."
+            ) from None
+        n_user = n if kept is None else kept.shape[0]
+        for k, (tr, te) in enumerate(pairs):
+            for part in (tr, te):
+                if part.dtype.kind == "b":
+                    raise ValueError(f"cv split {k}: pass index arrays, not boolean masks.")
+                if part.size and (
+                    part.dtype.kind not in "iu" or part.min() < -n_user or part.max() >= n_user
+                ):
+                    raise ValueError(f"cv split {k} holds indices outside the {n_user} rows of S.")
+        pairs = [
+            (tr % n_user if tr.size else tr, te % n_user if te.size else te) for tr, te in pairs
+        ]
+        splits = pairs if kept is None or kept.all() else _map_to_kept(pairs, kept)
+    splits = [(tr, te) for tr, te in splits if tr.size and te.size]
+    if not splits:
+        raise ValueError("cv produced no split with rows on both sides.")
+    return splits
+
+
+def content_folds(keys: np.ndarray, y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
+    """Fold of every row, decided by the row's content and label, stratified by label.
+
+    The distinct ``(keys, y)`` rows are put in a canonical (lexicographic) order, shuffled
+    within each class by a generator seeded from ``random_state``, and dealt to the folds in
+    turn (the second class continuing where the first stopped); every row takes its distinct
+    row's fold. Equal rows therefore always share a fold (repeating a row is the same as
+    doubling its weight, as scikit-learn's weight semantics require), and permuting the rows
+    permutes the folds with them.
+    """
+    content = np.column_stack([np.asarray(keys, dtype=float).reshape(y.shape[0], -1), y])
+    _, distinct = np.unique(content, axis=0, return_inverse=True)
+    distinct = distinct.reshape(-1)
+    rng = _generator(random_state)
+    fold_of_distinct = np.empty(int(distinct.max()) + 1, dtype=np.int64)
+    start = 0
+    for c in np.unique(y):
+        ids = np.unique(distinct[y == c])
+        order = rng.permutation(ids.shape[0])
+        fold_of_distinct[ids[order]] = (start + np.arange(ids.shape[0])) % n_folds
+        start = (start + ids.shape[0]) % n_folds
+    return fold_of_distinct[distinct]
+
+
+def _generator(random_state) -> np.random.Generator:
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(2**32, dtype=np.uint64))
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    raise ValueError(f"random_state must be None, an int or a RandomState, got {random_state!r}.")
+
+
+def _splits_from_folds(fold: np.ndarray, n_folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    idx = np.arange(fold.shape[0])
+    splits = [(idx[fold != f], idx[fold == f]) for f in range(n_folds)]
+    splits = [(tr, te) for tr, te in splits if tr.size and te.size]
+    if len(splits) < 2:
+        raise ValueError(
+            f"cv={n_folds} folds need at least {n_folds} distinct rows; the data have fewer."
+        )
+    return splits
+
+
+def _map_to_kept(pairs, kept: np.ndarray):
+    pos = np.cumsum(kept) - 1
+    return [(pos[tr[kept[tr]]], pos[te[kept[te]]]) for tr, te in pairs]
+
+
+def fold_ids(splits, n: int) -> np.ndarray | None:
+    """Fold number of every row when the test sets partition the rows and every training set
+    is the complement of its test set (K-fold); None otherwise."""
+    fold = np.full(n, -1, dtype=np.int64)
+    for f, (tr, te) in enumerate(splits):
+        if np.any(fold[te] >= 0) or tr.shape[0] + te.shape[0] != n:
+            return None
+        fold[te] = f
+    if np.any(fold < 0):
+        return None
+    for f, (tr, _) in enumerate(splits):
+        if np.any(fold[tr] == f):  # pragma: no cover - implied by the sizes above
+            return None
+    return fold
+
+
+# ---------------------------------------------------------------------------------------------
+# The one-standard-error rule.
+
+
+def paired_se(held: np.ndarray, w: np.ndarray, ref: int) -> np.ndarray:
+    """Standard error of every candidate's excess held-out loss over candidate ``ref``.
+
+    ``held`` is ``(n_candidates, n_units)``: the held-out loss of every unit (a row, or a cell
+    of one fold) under every candidate, all scored on the same units, so the differences
+    are paired. With ``p = w / sum(w)`` the excess is ``d @ p`` for ``d = held - held[ref]``,
+    and its variance ``sum p^2 (d - d @ p)^2 / (1 - sum p^2)`` (the weighted mean of
+    independent units; unit weights give the usual ``var(d) / (n - 1)``).
+    """
+    p = np.asarray(w, dtype=float) / float(np.sum(w))
+    d = held - held[ref]
+    excess = d @ p
+    var = ((d - excess[:, None]) ** 2) @ (p**2)
+    return np.sqrt(var / max(1.0 - float(p @ p), 1e-12))
+
+
+def one_se_pick(mean: np.ndarray, se: np.ndarray, preference=None, factor: float = 1.0) -> int:
+    """The one-standard-error rule: among the candidates whose mean held-out loss exceeds the
+    best one's by at most ``factor`` times the standard error of that excess (``se``, from
+    :func:`paired_se` or a path's own), the first in ``preference`` order (a key function
+    of the candidate's index; None: the first index, the candidates being listed from the
+    most penalized)."""
+    mean = np.asarray(mean, dtype=float)
+    best = int(np.argmin(mean))
+    within = np.flatnonzero(mean - mean[best] <= factor * np.asarray(se, dtype=float))
+    if preference is None:
+        return int(within[0])
+    return int(min(within, key=preference))
+
+
+def one_se_index(held: np.ndarray, w: np.ndarray) -> int:
+    """:func:`one_se_pick` from the held-out losses ``(n_candidates, n_units)`` of candidates
+    listed from the most penalized, unit weights ``w``."""
+    mean = held @ w / w.sum()
+    return one_se_pick(mean, paired_se(held, w, int(np.argmin(mean))))
