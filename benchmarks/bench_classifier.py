@@ -1,26 +1,43 @@
-"""FusionClassifier against StackingClassifier and CalibratedClassifierCV on real data (issue 16).
+"""FusionClassifier against StackingClassifier and CalibratedClassifierCV (issues 16 and 23).
 
 Run from the repository root (the data sets are read through ``fusion.datasets``)::
 
     FUSION_DATA_DIR=<data dir> OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_classifier.py
 
-For each data set and seed: a random training sample (``--n-train`` rows) and a disjoint
-held-out sample (``--n-test`` rows); three base classifiers (logistic regression on one-hot
-and standardized features, histogram gradient boosting, a random forest); the same
-``StratifiedKFold(--folds, shuffle=True, random_state=seed)`` folds for every method:
+For each task and seed: a random training sample (``--n-train`` rows) and a disjoint
+held-out sample (``--n-test`` rows); three base classifiers (``--bases lr-hgb-rf``, issue 16:
+logistic regression on one-hot and standardized features, histogram gradient boosting, a
+random forest; ``--bases nb-hgb-lr``, issue 23: Gaussian naive Bayes and logistic regression
+on one-hot and standardized features, histogram gradient boosting); the same
+``StratifiedKFold(--folds, shuffle=True, random_state=seed)`` folds for every method.
+A task is a data set of :mod:`fusion.datasets` or a scikit-learn one (``breast_cancer``;
+``mc12k``: ``make_classification(n_samples=12000, n_informative=8, flip_y=0.05,
+class_sep=0.8)``; ``mc20k``: ``make_classification(n_samples=20000, n_features=30,
+n_informative=10, n_redundant=5, flip_y=0.02, class_sep=0.6)``, a new draw per seed); a
+scikit-learn task smaller than ``--n-train + --n-test`` rows is split 75 / 25.
 
 * ``FusionClassifier``: default fusion method and parameters (``FusionClassifier(bases)``);
 * ``StackingClassifier``: the same bases, ``final_estimator=LogisticRegression()``;
-* ``CalibratedClassifierCV`` (isotonic, and sigmoid) on the best single base, chosen by
-  out-of-fold ROC AUC on the training sample (ranking: what calibration cannot change). The
-  out-of-fold scores come from the FusionClassifier run (``fit_transform``), so choosing costs
-  no extra fits and is not counted in any fit time;
-* the best base refitted on all training rows, uncalibrated (for reference).
+* ``StackingClassifier (non-negative logistic)``: the same with a logistic regression whose
+  weights are non-negative (``NonNegativeLogisticRegression`` below): stacking that keeps
+  the fused probability rising with every base model's, the yardstick of a monotone fusion
+  where plain stacking wins through negative weights;
+* ``FusionClassifier, increasing='conditional'``: the directions from the signs of a
+  logistic regression on all out-of-fold scores (opt-in; gives up monotonicity in every
+  score);
+* (``--peers all`` only) ``CalibratedClassifierCV`` (isotonic, and sigmoid) on the best
+  single base, chosen by out-of-fold ROC AUC on the training sample (ranking: what
+  calibration cannot change). The out-of-fold scores come from the FusionClassifier run
+  (``fit_transform``), so choosing costs no extra fits and is not counted in any fit time;
+* (``--peers all`` only) the best base refitted on all training rows, uncalibrated;
+* (``--previous`` only) FusionClassifier with its defaults before issue 23,
+  ``FusionClassifier(bases, structure="auto")``.
 
 Held-out log-loss, Brier score, ECE (15 equal-width bins, weighted by bin size) and ROC AUC;
 fit wall-clock time of each method in the same process (``n_jobs=None``). Tables: mean and
-standard deviation over seeds.
+standard deviation over seeds, then FusionClassifier minus StackingClassifier paired by seed
+(mean, smallest and largest difference, seeds won) with the median ratio of fit times.
 """
 
 from __future__ import annotations
@@ -29,12 +46,16 @@ import argparse
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from _common import table
-from sklearn.base import clone
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.compose import ColumnTransformer
+from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     RandomForestClassifier,
@@ -44,6 +65,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
+from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
@@ -59,15 +81,99 @@ METHODS = (
     "CalibratedClassifierCV isotonic (best base)",
     "CalibratedClassifierCV sigmoid (best base)",
     "best base, uncalibrated",
+    "FusionClassifier, previous defaults",
+    "StackingClassifier (non-negative logistic)",
+    "FusionClassifier, increasing='conditional'",
 )
+#: The defaults FusionClassifier had before issue 23 (``--previous``): every score
+#: non-decreasing unless significantly anti-aligned on its own, BernsteinFusion's own choice
+#: between the tensor and the additive model at M = 3.
+PREVIOUS_DEFAULTS = {"structure": "auto"}
 
 
-def base_estimators(categorical: list[str], numeric: list[str], seed: int) -> list:
+class NonNegativeLogisticRegression(ClassifierMixin, BaseEstimator):
+    """Binary logistic regression with non-negative weights (free intercept), L2 penalty as
+    :class:`~sklearn.linear_model.LogisticRegression`'s default (``C = 1``), by L-BFGS-B:
+    stacking whose fused probability rises with every base model's (the yardstick for a
+    monotone fusion where plain stacking wins through negative weights)."""
+
+    def __init__(self, C: float = 1.0):
+        self.C = C
+
+    def fit(self, X, y):
+        X = np.asarray(X, dtype=float)
+        self.classes_, yi = np.unique(y, return_inverse=True)
+        t = yi.astype(float)
+        n, d = X.shape
+
+        def loss(theta):
+            w, b = theta[:d], theta[d]
+            eta = X @ w + b
+            p = 1.0 / (1.0 + np.exp(-eta))
+            f = self.C * float(np.sum(np.logaddexp(0.0, eta) - t * eta)) + 0.5 * float(w @ w)
+            g = self.C * (X.T @ (p - t)) + w
+            return f, np.append(g, self.C * float(np.sum(p - t)))
+
+        bounds = [(0.0, None)] * d + [(None, None)]
+        res = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B", bounds=bounds)
+        self.coef_, self.intercept_ = res.x[:d][None, :], res.x[d:]
+        return self
+
+    def predict_proba(self, X):
+        eta = np.asarray(X, dtype=float) @ self.coef_[0] + self.intercept_[0]
+        p = 1.0 / (1.0 + np.exp(-eta))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
+
+
+#: scikit-learn tasks: name -> (description, function of the seed giving (X, y)).
+SKLEARN_TASKS = {
+    "breast_cancer": lambda seed: load_breast_cancer(return_X_y=True),
+    "mc12k": lambda seed: make_classification(
+        n_samples=12_000, n_informative=8, flip_y=0.05, class_sep=0.8, random_state=seed
+    ),
+    "mc20k": lambda seed: make_classification(
+        n_samples=20_000,
+        n_features=30,
+        n_informative=10,
+        n_redundant=5,
+        flip_y=0.02,
+        class_sep=0.6,
+        random_state=seed,
+    ),
+}
+
+
+@dataclass
+class Task:
+    X: pd.DataFrame
+    y: np.ndarray
+    categorical: list[str]
+    numeric: list[str]
+
+
+def load_task(name: str, seed: int) -> Task:
+    """The rows of a task: a :mod:`fusion.datasets` data set, or a scikit-learn one (as a
+    DataFrame of numeric columns)."""
+    if name in SKLEARN_TASKS:
+        X, y = SKLEARN_TASKS[name](seed)
+        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        return Task(X, np.asarray(y), [], list(X.columns))
+    data = load(name)
+    categorical = [c for c in data.X.columns if c in set(data.categorical)]
+    numeric = [c for c in data.X.columns if c not in set(data.categorical)]
+    return Task(data.X, data.y, categorical, numeric)
+
+
+def base_estimators(kind: str, categorical: list[str], numeric: list[str], seed: int) -> list:
     """Three different learners, each taking the raw DataFrame."""
     # An empty column list is skipped by ColumnTransformer (covertype has no categoricals).
     one_hot = ColumnTransformer(
         [
-            ("cat", OneHotEncoder(handle_unknown="ignore"), categorical),
+            # Dense: GaussianNB takes no sparse input.
+            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), categorical),
             ("num", StandardScaler(), numeric),
         ]
     )
@@ -75,27 +181,15 @@ def base_estimators(categorical: list[str], numeric: list[str], seed: int) -> li
     ordinal = ColumnTransformer(
         [("cat", OrdinalEncoder(**unknown), categorical), ("num", "passthrough", numeric)]
     )
-    return [
-        ("logreg", Pipeline([("pre", one_hot), ("lr", LogisticRegression(max_iter=2000))])),
-        (
-            "hgb",
-            HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=seed),
-        ),
-        (
-            "forest",
-            Pipeline(
-                [
-                    ("pre", ordinal),
-                    (
-                        "rf",
-                        RandomForestClassifier(
-                            n_estimators=100, min_samples_leaf=3, random_state=seed
-                        ),
-                    ),
-                ]
-            ),
-        ),
-    ]
+    logreg = ("logreg", Pipeline([("pre", one_hot), ("lr", LogisticRegression(max_iter=2000))]))
+    hgb = (
+        "hgb",
+        HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=seed),
+    )
+    if kind == "nb-hgb-lr":
+        return [("nb", Pipeline([("pre", clone(one_hot)), ("nb", GaussianNB())])), hgb, logreg]
+    forest = RandomForestClassifier(n_estimators=100, min_samples_leaf=3, random_state=seed)
+    return [logreg, hgb, ("forest", Pipeline([("pre", ordinal), ("rf", forest)]))]
 
 
 def metrics(y: np.ndarray, p: np.ndarray) -> dict:
@@ -113,16 +207,31 @@ def timed_fit(estimator, X, y):
     return estimator, time.perf_counter() - start
 
 
-def run_one(name: str, seed: int, n_train: int, n_test: int, folds: int) -> list[dict]:
-    data = load(name)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(data.y.shape[0])
-    train, test = perm[:n_train], perm[n_train : n_train + n_test]
+def split_rows(n_rows: int, seed: int, n_train: int, n_test: int, sklearn_task: bool):
+    """Disjoint random training and held-out rows; 75 / 25 for a scikit-learn task with
+    fewer than ``n_train + n_test`` rows."""
+    perm = np.random.default_rng(seed).permutation(n_rows)
+    if sklearn_task and n_rows < n_train + n_test:
+        n_train = int(round(0.75 * n_rows))
+        n_test = n_rows - n_train
+    return perm[:n_train], perm[n_train : n_train + n_test]
+
+
+def run_one(
+    name: str,
+    seed: int,
+    n_train: int,
+    n_test: int,
+    folds: int,
+    bases_kind: str,
+    peers: str,
+    previous: bool = False,
+) -> list[dict]:
+    data = load_task(name, seed)
+    train, test = split_rows(data.y.shape[0], seed, n_train, n_test, name in SKLEARN_TASKS)
     X, y = data.X.iloc[train], data.y[train]
     X_test, y_test = data.X.iloc[test], data.y[test]
-    categorical = [c for c in data.X.columns if c in set(data.categorical)]
-    numeric = [c for c in data.X.columns if c not in set(data.categorical)]
-    bases = base_estimators(categorical, numeric, seed)
+    bases = base_estimators(bases_kind, data.categorical, data.numeric, seed)
     cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
 
     rows = []
@@ -138,15 +247,29 @@ def run_one(name: str, seed: int, n_train: int, n_test: int, folds: int) -> list
     start = time.perf_counter()
     oof = fused.fit_transform(X, y)
     record(METHODS[0], fused, time.perf_counter() - start)
+    directions = "".join("+" if v else "-" for v in fused.fusion_.increasing_)
+    rows[-1]["note"] = directions
     # The share of the fusion step: the same fit again on the out-of-fold scores.
     start = time.perf_counter()
-    fusion.fit(oof[:, 1:], y, method=fused.method, random_state=fused.random_state)
+    fusion.fit(oof[:, 1:], y, method=fused.method, **fused.fusion_.get_params())
     rows[-1]["fusion s"] = time.perf_counter() - start
 
     stacking, seconds = timed_fit(
         StackingClassifier(bases, final_estimator=LogisticRegression(), cv=cv), X, y
     )
     record(METHODS[1], stacking, seconds)
+    nn_stacking, seconds = timed_fit(
+        StackingClassifier(bases, final_estimator=NonNegativeLogisticRegression(), cv=cv), X, y
+    )
+    record(METHODS[6], nn_stacking, seconds)
+    conditional, seconds = timed_fit(FusionClassifier(bases, cv=cv, increasing="conditional"), X, y)
+    record(METHODS[7], conditional, seconds)
+    rows[-1]["note"] = "".join("+" if v else "-" for v in conditional.fusion_.increasing_)
+    if previous:
+        before, seconds = timed_fit(FusionClassifier(bases, cv=cv, **PREVIOUS_DEFAULTS), X, y)
+        record(METHODS[5], before, seconds)
+    if peers == "stacking":
+        return rows
 
     oof_auc = [roc_auc_score(y, oof[:, 1 + j]) for j in range(len(bases))]
     best = int(np.argmax(oof_auc))
@@ -161,21 +284,28 @@ def run_one(name: str, seed: int, n_train: int, n_test: int, folds: int) -> list
     return rows
 
 
-def summarize(rows: list[dict]) -> str:
-    import pandas as pd
-
+def with_time_ratio(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     stacking = df[df.method == METHODS[1]].set_index(["data", "seed"])["fit s"]
     keys = list(zip(df.data, df.seed, strict=True))
     df["fit / stacking"] = df["fit s"].to_numpy() / stacking.loc[keys].to_numpy()
+    return df
+
+
+def summarize(rows: list[dict]) -> str:
+    df = with_time_ratio(rows)
+    methods = [m for m in METHODS if m in set(df.method)]
     out = []
     for name, block in df.groupby("data", sort=False):
         n_seeds = block.seed.nunique()
-        chosen = block[block.method == METHODS[2]].note.value_counts()
-        chosen = ", ".join(f"{b} {k}x" for b, k in chosen.items())
-        out.append(f"#### {name} ({n_seeds} seeds; best base by out-of-fold AUC: {chosen})\n")
+        if METHODS[2] in methods:
+            chosen = block[block.method == METHODS[2]].note.value_counts()
+            chosen = ", ".join(f"{b} {k}x" for b, k in chosen.items())
+            out.append(f"#### {name} ({n_seeds} seeds; best base by out-of-fold AUC: {chosen})\n")
+        else:
+            out.append(f"#### {name} ({n_seeds} seeds)\n")
         body = []
-        for method in METHODS:
+        for method in methods:
             m = block[block.method == method]
             cells = [method]
             for col in ("log-loss", "Brier", "ECE", "AUC"):
@@ -193,7 +323,7 @@ def summarize(rows: list[dict]) -> str:
         out.append(table(header + ["fit s", "of which fusion s", "fit / stacking"], body))
         ours = block[block.method == METHODS[0]].set_index("seed")
         wins = []
-        for method in METHODS[1:]:
+        for method in methods[1:]:
             other = block[block.method == method].set_index("seed")
             cells = [method]
             for col in ("log-loss", "Brier", "ECE"):
@@ -204,6 +334,43 @@ def summarize(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def paired_summary(rows: list[dict]) -> str:
+    """FusionClassifier minus StackingClassifier per task, paired by seed: mean difference
+    with the smallest and largest over seeds, seeds where FusionClassifier is lower, the
+    median fit-time ratio, and the directions FusionClassifier chose (``+`` as given, ``-``
+    reversed; per seed)."""
+    df = with_time_ratio(rows)
+    body = []
+    means = {"log-loss": [], "Brier": [], "ECE": []}
+    for name, block in df.groupby("data", sort=False):
+        ours = block[block.method == METHODS[0]].set_index("seed")
+        stack = block[block.method == METHODS[1]].set_index("seed").loc[ours.index]
+        cells = [name]
+        for col in ("log-loss", "Brier", "ECE"):
+            d = ours[col] - stack[col]
+            means[col].append((ours[col].mean(), stack[col].mean()))
+            cells.append(
+                f"{ours[col].mean():.4f} / {stack[col].mean():.4f}: {d.mean():+.4f} "
+                f"[{d.min():+.4f}, {d.max():+.4f}] {int((d < 0).sum())}/{d.shape[0]}"
+            )
+        cells.append(f"{ours['fit / stacking'].median():.2f}")
+        cells.append(f"{ours['fusion s'].median():.2f}")
+        cells.append(" ".join(ours.note))
+        body.append(cells)
+    cells = ["mean over tasks"]
+    for col in ("log-loss", "Brier", "ECE"):
+        a, b = np.mean(means[col], axis=0)
+        cells.append(f"{a:.4f} / {b:.4f}: {a - b:+.4f}")
+    body.append(cells + ["", "", ""])
+    header = ["task", "log-loss", "Brier", "ECE (15 bins)", "fit / stacking", "fusion s", "dirs"]
+    note = (
+        "FusionClassifier / StackingClassifier means: FusionClassifier minus stacking, mean "
+        "[smallest, largest] over seeds, seeds where FusionClassifier is lower; fit / "
+        "stacking and fusion s (the fusion step's seconds) are medians over seeds.\n\n"
+    )
+    return note + table(header, body) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=["adult", "covertype", "census"])
@@ -211,6 +378,17 @@ def main(argv=None) -> int:
     parser.add_argument("--n-train", type=int, default=5_000)
     parser.add_argument("--n-test", type=int, default=20_000)
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--bases", choices=["lr-hgb-rf", "nb-hgb-lr"], default="lr-hgb-rf")
+    parser.add_argument(
+        "--peers",
+        choices=["all", "stacking"],
+        default="all",
+        help="all: also CalibratedClassifierCV and the best base; stacking: StackingClassifier "
+        "only",
+    )
+    parser.add_argument(
+        "--previous", action="store_true", help="also FusionClassifier's pre-issue-23 defaults"
+    )
     args = parser.parse_args(argv)
 
     rows = []
@@ -219,13 +397,23 @@ def main(argv=None) -> int:
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                rows += run_one(name, seed, args.n_train, args.n_test, args.folds)
+                rows += run_one(
+                    name,
+                    seed,
+                    args.n_train,
+                    args.n_test,
+                    args.folds,
+                    args.bases,
+                    args.peers,
+                    args.previous,
+                )
             print(f"{name} seed {seed}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
     print(
-        f"n_train = {args.n_train:,}, n_test = {args.n_test:,}, {args.folds} folds, "
-        f"seeds {args.seeds}\n"
+        f"n_train = {args.n_train:,}, n_test = {args.n_test:,} (scikit-learn tasks below "
+        f"that: 75 / 25), {args.folds} folds, seeds {args.seeds}, bases {args.bases}\n"
     )
     print(summarize(rows))
+    print(paired_summary(rows))
     return 0
 
 

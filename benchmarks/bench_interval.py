@@ -21,9 +21,10 @@ default model (``base="auto"``)
     refits, the monotone envelope where the data hold one class, the point prediction
     inside).
 rank-only model (``base=None``)
-    ``fitted``: refits at the fitted degree (the implementation before issue 23); ``rich``:
-    twice the degree (:func:`fusion.bernstein.bootstrap.rank_only_basis`), percentile;
-    ``rich + envelope``: ``predict_interval``.
+    ``rich``: the refits of ``predict_interval`` (the default model's refits without the
+    linear features, on the normalized scores: :func:`fusion.bernstein.bootstrap.
+    logistic_refits` with ``linear=False``), percentile; ``rich + envelope``:
+    ``predict_interval``.
 
 Truths (independent standard normal scores unless said): ``cubic`` ``sigmoid(2 s1 +
 s2^3)``; ``rare`` ``sigmoid(-5.8 + 1.2 s1 + exp(s2 - 0.5))`` (base rate 3.3 %);
@@ -135,16 +136,9 @@ def default_routes(model, S, y, S_test, alpha: float, quick: bool = False) -> di
 
 
 def rank_only_routes(model, S, y, S_test, alpha: float, quick: bool = False) -> dict:
-    n = S.shape[0]
-    U, Ut = model.ecdf_.transform(S), model.ecdf_.transform(S_test)
-    routes = {}
-    if not quick:
-        basis = fitted_basis(model)
-        solver = model._make_qp(model.degree_, model.components_, cv=True)
-        coef = bootstrap.rank_only_refits(U, y, np.ones(n), basis, model._resamples(n), solver)
-        routes["fitted"] = percentile(bootstrap.rank_only_proba(coef, basis, Ut), alpha)
+    Ut = model.ecdf_.transform(S_test)
     rich_basis = model._bootstrap_basis(S.shape[1])
-    return routes | {
+    return {
         "rich": percentile(model._bootstrap_proba(rich_basis, Ut), alpha),
         "rich + envelope": model.predict_interval(S_test, alpha),
     }

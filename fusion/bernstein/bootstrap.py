@@ -19,8 +19,10 @@ Three parts, each a plain function on arrays:
    then the resample is refitted at its own penalty, warm-started at the full data's fit
    at that penalty. A resample of a sample whose cross-validation hesitates between
    logistic regression and a flexible fit gets either, so the interval carries the
-   variability of that choice. :func:`rank_only_refits` refits the rank-only model's
-   least-squares QP (it has no penalty).
+   variability of that choice. The rank-only model's refits are the same without the
+   linear features (``linear=False``: ``g`` alone on the normalized scores, so they depend
+   on the ranks only, like the fit); refits of its own least-squares QP covered less, its
+   polynomial's bias near 0 and 1 being outside their spread.
 
 3. **Monotone envelope where the data are silent** (:func:`informed_grid`,
    :func:`monotone_envelope`). The unit cube of the normalized scores is cut into a grid
@@ -47,7 +49,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from .._lstsq import LeastSquaresStats
 from . import logistic
 from .basis import tensor_design
 from .cells import CellData, aggregate_cells, cell_index
@@ -58,9 +59,7 @@ __all__ = [
     "ROWS_PER_CELL",
     "Basis",
     "interval_basis",
-    "rank_only_basis",
     "logistic_refits",
-    "rank_only_refits",
     "informed_grid",
     "grid_cells",
     "monotone_envelope",
@@ -71,10 +70,6 @@ __all__ = [
 DEGREE_FACTOR = 2
 #: ... but at most this degree.
 MAX_DEGREE = 32
-#: The rank-only model's refits (the fitted structure at twice the degree) have at most
-#: this many coefficients (the degree is lowered until they fit): each refit is a QP in
-#: that many variables (about 0.2 s at 441, a tensor of degree 20 in two scores).
-MAX_RANK_ONLY_COEF = 512
 #: Target number of training rows per cell of the grid that decides where the data hold
 #: both classes (:func:`informed_grid`). Smaller cells widen more intervals: at 12 rows per
 #: cell the coverage of ``sigmoid(2 s1 + s2^3)`` at n = 2,000 rose from 0.84 to 0.88 but
@@ -139,34 +134,7 @@ def interval_basis(
     return Basis(tuple(multi + uni))
 
 
-def rank_only_basis(
-    degrees: Sequence[int],
-    components: Sequence[Sequence[int]],
-    factor: int = DEGREE_FACTOR,
-    max_coef: int = MAX_RANK_ONLY_COEF,
-) -> Basis:
-    """The rank-only model's refits: the fitted components at ``factor`` times the fitted
-    degrees (at most :data:`MAX_DEGREE`), every degree lowered by one until the model has at
-    most ``max_coef`` coefficients (or the fitted degrees are reached).
-
-    The rank-only model is a polynomial on the probability scale, where a logistic truth
-    has interactions: the added resolution must be in the fitted tensor itself (univariate
-    components alone left its coverage at 0.65 on ``sigmoid(2 s1 + s2^3)``, n = 2,000).
-    """
-    fitted = [int(k) for k in degrees]
-    rich = [min(factor * k, MAX_DEGREE) for k in fitted]
-
-    def size(d):
-        return int(sum(np.prod([d[a] + 1 for a in comp]) for comp in components))
-
-    while size(rich) > max_coef and rich != fitted:
-        rich = [max(k - 1, f) for k, f in zip(rich, fitted, strict=True)]
-    return Basis(
-        tuple((tuple(int(a) for a in comp), tuple(rich[a] for a in comp)) for comp in components)
-    )
-
-
-# -- default model -----------------------------------------------------------------------------
+# -- refits ----------------------------------------------------------------------------------------
 
 
 def _initial_x(layout: logistic.Layout, base_rate: float) -> np.ndarray:
@@ -271,6 +239,7 @@ def logistic_refits(
     splits=None,
     fold_of: np.ndarray | None = None,
     n_folds: int = 0,
+    linear: bool = True,
 ) -> np.ndarray:
     """Refits of the default model's semi-parametric logistic model on ``basis``.
 
@@ -302,6 +271,8 @@ def logistic_refits(
         The cross-validation of a fit on rows (needed when ``lams`` has several values).
     fold_of, n_folds : optional
         The folds of a fit on cells.
+    linear : bool, default=True
+        False: ``g`` alone (the linear weights stay 0), the rank-only model's refits.
 
     Returns
     -------
@@ -313,9 +284,8 @@ def logistic_refits(
     layout = logistic.Layout(M, basis.shapes)
     solver = logistic.make_solver(layout, **osqp_settings)
     select = len(lams) > 1
-    sources = [
-        _Source(U, Z, y, w, basis, edges, linear=flag) for flag in (True, False)[: 1 + select]
-    ]
+    flags = (True, False)[: 1 + select] if linear else (False,)
+    sources = [_Source(U, Z, y, w, basis, edges, linear=flag) for flag in flags]
     x0 = _initial_x(layout, float(np.dot(w, y) / w.sum()))
     candidates, neg, pos, units = [], [], [], None
     for source in sources:
@@ -351,53 +321,6 @@ def logistic_proba(coef: np.ndarray, basis: Basis, U: np.ndarray, Z: np.ndarray,
     M = Z.shape[1]
     eta = Z @ coef[:, :M].T + basis.design(U) @ coef[:, M:].T
     return expit(np.clip(eta, -cap, cap, out=eta))
-
-
-# -- rank-only model ---------------------------------------------------------------------------
-
-
-def _gram(basis: Basis, U, y, w) -> LeastSquaresStats:
-    P = basis.n_coef
-    G, b = np.zeros((P, P)), np.zeros(P)
-    step = max(1, BLOCK_ELEMENTS // P)
-    for a in range(0, U.shape[0], step):
-        Phi = basis.design(U[a : a + step])
-        wa = w[a : a + step]
-        Q = Phi * np.sqrt(wa)[:, None]
-        G += Q.T @ Q
-        b += Phi.T @ (wa * y[a : a + step])
-    return LeastSquaresStats(G, b, float(np.dot(w, y * y)), float(w.sum()))
-
-
-def rank_only_refits(
-    U: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray,
-    basis: Basis,
-    resamples: Iterable[np.ndarray],
-    solver,
-) -> np.ndarray:
-    """Least-squares refits of the rank-only model on ``basis`` (monotone components,
-    ``0 <= f <= 1`` on the cube), one per resample; returns ``(n_resamples,
-    basis.n_coef)``. ``solver.solve(stats)`` returns the coefficients of the statistics
-    ``stats`` first (:class:`fusion.bernstein.qp.MonotoneQP` or ``StructuredQP``)."""
-    out = []
-    small = U.shape[0] * basis.n_coef <= 4 * BLOCK_ELEMENTS
-    Phi = basis.design(U) if small else None
-    for counts in resamples:
-        wk = w * counts
-        if Phi is not None:
-            Q = Phi * np.sqrt(wk)[:, None]
-            stats = LeastSquaresStats(Q.T @ Q, Phi.T @ (wk * y), float(wk @ y), float(wk.sum()))
-        else:
-            stats = _gram(basis, U, y, wk)
-        out.append(np.ravel(solver.solve(stats)[0]))
-    return np.array(out).reshape(-1, basis.n_coef)
-
-
-def rank_only_proba(coef: np.ndarray, basis: Basis, U: np.ndarray) -> np.ndarray:
-    """Probabilities ``(n, n_refits)`` of the rank-only refits ``coef`` at points ``U``."""
-    return np.clip(basis.design(U) @ coef.T, 0.0, 1.0)
 
 
 # -- intervals ---------------------------------------------------------------------------------

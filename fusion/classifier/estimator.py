@@ -37,11 +37,24 @@ from .crossfit import (
     score_columns,
     stack_scores,
 )
+from .directions import conditional_directions
 
 __all__ = ["FusionClassifier"]
 
 #: Parameters of FusionClassifier handed on to the fusion method when it has them.
 _SHARED_WITH_FUSION = ("random_state", "verbose")
+
+#: Parameter of FusionClassifier that the fusion method has too, resolved before it is handed
+#: on (``"conditional"`` becomes one bool per score).
+_RESOLVED_FOR_FUSION = ("increasing",)
+
+#: Fusion parameters FusionClassifier sets when the user gives none, by method, with the
+#: least number of scores (binary) from which they apply. BernsteinFusion's own default at
+#: M = 3 fits both the full tensor and the additive model and keeps the one its
+#: cross-validation prefers; the tensor's (K + 1)^M coefficients made that fit cost as much
+#: as all the base estimators' fits together (issue 23), for held-out losses within noise of
+#: the additive model's (benchmarks/RESULTS.md, FusionClassifier section).
+_FUSION_DEFAULTS = {"bernstein": (3, {"structure": "additive"})}
 
 
 def _is_drop(estimator) -> bool:
@@ -95,6 +108,25 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         its empirical CDF, so any strictly increasing transform of a score gives the same
         fit: the two outputs differ only where probabilities round to exactly 0 or 1 and
         tie, which ``"decision_function"`` avoids.
+    increasing : "auto", "conditional", bool or sequence of bool/"auto", default="auto"
+        The direction in which the fused probability is monotone in each base estimator's
+        score (binary targets; the fusion method's ``increasing``). ``"auto"``, a bool or one
+        per score: handed to the fusion method as given (see
+        :class:`~fusion.FusionEstimator`): non-decreasing in every score, unless a score is
+        significantly anti-aligned with the label on its own (reversed, with a warning).
+        ``"conditional"`` (opt-in): the sign of the score's weight in a logistic regression
+        on all the out-of-fold scores, each on its own scale (the logit of a probability, a
+        decision function as it is;
+        :func:`fusion.classifier.directions.conditional_directions`): a score that carries
+        information against the label once the others are known (a naive Bayes or linear
+        model beside a boosted model that already has their signal) is used reversed, as
+        :class:`~sklearn.ensemble.StackingClassifier`'s logistic regression would give it a
+        negative weight. The fused probability then falls as such a base model's
+        probability rises: it gives up "monotone in every score" for the log-loss that
+        stacking gains through negative weights of redundant models (on
+        ``make_classification`` tasks with naive Bayes, boosting and logistic regression,
+        ``benchmarks/RESULTS.md``). The decision is in ``fusion_.increasing_``. Multi-class
+        scores: ``"conditional"`` hands on the method's default, ``"auto"``.
     passthrough_scores : bool, default=False
         Whether :meth:`transform` returns the base estimators' scores after the fused
         probabilities. Raw features are never passed into the fusion (its monotonicity is
@@ -119,8 +151,14 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         ``"bernstein"``). They are parameters of this estimator too: ``get_params`` lists
         them and ``set_params``/:class:`~sklearn.model_selection.GridSearchCV` set them
         (``{"degree": [3, 5]}``). A fusion parameter named like one of this class's
-        (``cv``, ``random_state``, ``verbose``) cannot be given: ``random_state`` and
-        ``verbose`` are handed on, the method's ``cv`` keeps its default.
+        (``cv``, ``increasing``, ``random_state``, ``verbose``) cannot be given:
+        ``increasing``, ``random_state`` and ``verbose`` are handed on, the method's ``cv``
+        keeps its default. For ``"bernstein"`` with three or more binary scores,
+        ``structure`` defaults to ``"additive"`` here (a sum of one monotone Bernstein
+        polynomial per score): BernsteinFusion's own default also fits the full tensor,
+        whose ``(K + 1)^M`` coefficients cost as much time as the base estimators' fits,
+        for held-out losses within noise of the additive model's. Pass ``structure="auto"``
+        for the method's own default.
 
     Attributes
     ----------
@@ -189,6 +227,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         "method": [str],
         "cv": ["cv_object", StrOptions({"prefit"})],
         "stack_method": [StrOptions({"auto", "predict_proba", "decision_function"})],
+        "increasing": ["boolean", StrOptions({"auto", "conditional"}), "array-like"],
         "passthrough_scores": ["boolean"],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
@@ -202,6 +241,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         *,
         cv=5,
         stack_method: str = "auto",
+        increasing="auto",
         passthrough_scores: bool = False,
         n_jobs: int | None = None,
         random_state=0,
@@ -212,6 +252,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         self.method = method
         self.cv = cv
         self.stack_method = stack_method
+        self.increasing = increasing
         self.passthrough_scores = passthrough_scores
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -255,7 +296,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
 
     def _check_fusion_param_names(self, names, method: str | None = None) -> None:
         cls = self._fusion_class(method)
-        valid = set(cls._get_param_names()) - set(_SHARED_WITH_FUSION)
+        valid = set(cls._get_param_names()) - set(_SHARED_WITH_FUSION) - set(_RESOLVED_FOR_FUSION)
         unknown = sorted(set(names) - valid)
         if unknown:
             raise ValueError(
@@ -488,6 +529,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
                 )
             columns.append(column)
         S_oof = stack_scores(columns)
+        fusion_kwargs = self._data_fusion_kwargs(S_oof, y_idx, w, fusion_kwargs)
         fusion_ = self._fit_fusion(S_oof, y, w, fusion_kwargs)
 
         estimators_ = [est for _, est in kept]
@@ -548,6 +590,28 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
                 stacklevel=caller_level(),
             )
         return params
+
+    def _data_dependent_defaults(self, S: np.ndarray) -> dict:
+        """The fusion parameters of :data:`_FUSION_DEFAULTS` that apply to scores ``S`` and
+        that the user did not give."""
+        min_scores, defaults = _FUSION_DEFAULTS.get(self.method, (0, {}))
+        if S.ndim != 2 or S.shape[1] < min_scores:
+            return {}
+        return {k: v for k, v in defaults.items() if k not in self._fusion_params}
+
+    def _data_fusion_kwargs(self, S: np.ndarray, y_idx: np.ndarray, w, kwargs: dict) -> dict:
+        """``kwargs`` completed by what depends on the out-of-fold scores: the defaults of
+        :data:`_FUSION_DEFAULTS` and the score directions (``increasing``)."""
+        kwargs = {**self._data_dependent_defaults(S), **kwargs}
+        if "increasing" not in self._fusion_class()._get_param_names():
+            return kwargs
+        increasing = self.increasing
+        if isinstance(increasing, str) and increasing == "conditional":
+            if S.ndim != 2:
+                return kwargs  # multi-class: the method's default
+            increasing = [bool(v) for v in conditional_directions(S, y_idx == 1, w)]
+        kwargs["increasing"] = increasing
+        return kwargs
 
     def _fit_fusion(self, S: np.ndarray, y: np.ndarray, w, kwargs: dict):
         from .. import fit as fusion_fit

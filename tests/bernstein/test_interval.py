@@ -68,10 +68,6 @@ def test_rich_basis_adds_resolution_along_every_score():
     assert basis.components == (((0, 1), (8, 8)), ((0,), (16,)), ((1,), (16,)))
     additive = bootstrap.interval_basis((6, 6, 6), ((0,), (1,), (2,)))
     assert additive.components[0] == ((0, 1, 2), (3, 3, 3))
-    assert bootstrap.rank_only_basis((3, 3), ((0, 1),)).components == (((0, 1), (6, 6)),)
-    # the rank-only budget lowers the degrees toward the fitted ones
-    big = bootstrap.rank_only_basis((10, 10), ((0, 1),), max_coef=200)
-    assert big.n_coef <= 200 and all(k >= 10 for k in big.components[0][1])
 
 
 def test_bootstrap_is_deterministic_and_saved(fitted, tmp_path):
@@ -90,8 +86,8 @@ def test_bootstrap_is_deterministic_and_saved(fitted, tmp_path):
 def test_rank_only_model_has_intervals_too():
     S, y, p = simulate(1500, seed=5)
     model = BernsteinFusion(base=None, degree=3, n_bootstrap=30).fit(S, y)
-    # refits of twice the fitted degree (7 x 7 coefficients)
-    assert model.bootstrap_coef_.shape == (30, 49)
+    # the fitted tensor (4 x 4) and a univariate component of twice its degree per score
+    assert model.bootstrap_coef_.shape == (30, 16 + 7 + 7)
     lo, hi = model.predict_interval(S)
     assert np.all((0 <= lo) & (lo <= hi) & (hi <= 1))
     assert np.mean((p >= lo) & (p <= hi)) > 0.5
@@ -109,3 +105,17 @@ def test_refusals():
             boot.predict_interval(S, alpha=alpha)
     with pytest.raises(ValueError, match="n_bootstrap"):
         BernsteinFusion(n_bootstrap=-1).fit(S, y)
+
+
+def test_rank_only_intervals_depend_on_the_ranks_only():
+    # the rank-only model's refits live on the normalized scores, as its fit: a strictly
+    # increasing transform of every score leaves the intervals unchanged (at the training
+    # scores: between them the ECDF interpolates on the scores' own scale)
+    S, y, _ = simulate(600, seed=9)
+    St = S[:300]
+    a = BernsteinFusion(base=None, degree=2, n_bootstrap=8).fit(S, y)
+    b = BernsteinFusion(base=None, degree=2, n_bootstrap=8).fit(np.exp(S), y)
+    for lo_hi_a, lo_hi_b in zip(
+        a.predict_interval(St), b.predict_interval(np.exp(St)), strict=True
+    ):
+        np.testing.assert_allclose(lo_hi_a, lo_hi_b, atol=1e-9)
