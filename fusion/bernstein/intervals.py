@@ -94,9 +94,11 @@ class BootstrapIntervals:
 
         **How.** (:mod:`fusion.bernstein.bootstrap`.) The refits of a richer model than the
         fit (the fitted interaction components and one univariate component of twice the
-        fitted degree per score: undersmoothing by the degree), on resamples of the rows;
-        the default model's penalty is chosen again on every resample by the
-        cross-validation of the richer model. The interval holds the central ``1 - alpha``
+        fitted degree per score: undersmoothing by the degree), on resamples of the rows,
+        its penalty chosen again on every resample by the cross-validation of the richer
+        model; for the rank-only model the same logistic refits without the linear
+        features (a monotone ``g`` of the normalized scores, so the interval too depends on
+        the ranks only). The interval holds the central ``1 - alpha``
         of the refits' probabilities (a percentile interval, the same on the logit scale),
         except where the training rows near ``s`` are all of one class (a grid cell of
         about 20 rows without both classes: a saturated corner, most of a rare-positive
@@ -106,8 +108,14 @@ class BootstrapIntervals:
         bound at informed points below, 0 if none). Finally it is widened to contain
         ``predict_proba``. The ECDF and the structure are held at their fitted values.
 
-        **Measured coverage** (``benchmarks/bench_interval.py``, see
-        ``benchmarks/RESULTS.md``): MEASURED.
+        **Measured coverage** of nominal 90 % (``benchmarks/bench_interval.py``, mean over
+        5 seeds, two independent normal scores; ``benchmarks/RESULTS.md``), default model
+        at n = 500 / 2,000 / 10,000: ``sigmoid(2 s1 + s2^3)`` 0.84 / 0.86 / 0.88; a rare
+        positive class (3 %) 0.83 / 0.92 / 0.94; a product of normal CDFs 0.91 / 0.87 /
+        0.90; a logistic truth 0.96 / 0.92 / 0.91. Single seeds range from 0.75 to 1.0:
+        where cross-validation picks a smooth fit on a curved truth, the refits mostly do
+        too. Coverage is lowest in the bands that hold few rows (for the rare-positive
+        truth, p > 0.1).
 
         Parameters
         ----------
