@@ -137,13 +137,6 @@ def interval_basis(
 # -- refits ----------------------------------------------------------------------------------------
 
 
-def _initial_x(layout: logistic.Layout, base_rate: float) -> np.ndarray:
-    x = np.zeros(layout.n_coef)
-    r = min(max(base_rate, 1e-12), 1.0 - 1e-12)
-    x[layout.n_linear : layout.n_linear + layout.sizes[0]] = np.log(r / (1.0 - r))
-    return x
-
-
 def _pooled(cells: CellData, folds: np.ndarray, basis: Basis, linear: bool) -> logistic.Design:
     """The design of the cells pooled over ``folds`` (cells of zero weight dropped), each
     cell at its mean ``(u, z)`` (``z = 0`` unless ``linear``)."""
@@ -286,7 +279,7 @@ def logistic_refits(
     select = len(lams) > 1
     flags = (True, False)[: 1 + select] if linear else (False,)
     sources = [_Source(U, Z, y, w, basis, edges, linear=flag) for flag in flags]
-    x0 = _initial_x(layout, float(np.dot(w, y) / w.sum()))
+    x0 = logistic.initial_x(layout, float(np.dot(w, y) / w.sum()))
     candidates, neg, pos, units = [], [], [], None
     for source in sources:
         path_lams = lams
@@ -315,11 +308,17 @@ def logistic_refits(
     return np.array(out).reshape(-1, layout.n_coef)
 
 
-def logistic_proba(coef: np.ndarray, basis: Basis, U: np.ndarray, Z: np.ndarray, cap: float):
-    """Probabilities ``(n, n_refits)`` of the default model's refits ``coef`` at points
-    ``U`` with linear features ``Z``; the linear predictor is capped at ``+-cap``."""
-    M = Z.shape[1]
-    eta = Z @ coef[:, :M].T + basis.design(U) @ coef[:, M:].T
+def logistic_proba(
+    coef: np.ndarray, basis: Basis, U: np.ndarray, Z: np.ndarray | None, cap: float
+) -> np.ndarray:
+    """Probabilities ``(n, n_refits)`` of the refits ``coef`` at points ``U`` with linear
+    features ``Z`` (None: refits without them, the rank-only model's, whose ``coef`` holds
+    the components' coefficients only); the linear predictor is capped at ``+-cap``."""
+    if Z is None:
+        eta = basis.design(U) @ coef.T
+    else:
+        M = Z.shape[1]
+        eta = Z @ coef[:, :M].T + basis.design(U) @ coef[:, M:].T
     return expit(np.clip(eta, -cap, cap, out=eta))
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import Progress
@@ -191,8 +190,5 @@ class BootstrapIntervals:
     def _bootstrap_proba(self, basis, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
         """Every refit's ``P(Y = classes_[1])`` at normalized points ``U`` (of the raw
         scores ``S`` when given), shape ``(n, n_bootstrap)``."""
-        if self.base_ is None:
-            eta = basis.design(U) @ self.bootstrap_coef_.T
-            return expit(np.clip(eta, -ETA_CAP, ETA_CAP, out=eta))
-        Z = self._features(U, S)
+        Z = None if self.base_ is None else self._features(U, S)
         return bootstrap.logistic_proba(self.bootstrap_coef_, basis, U, Z, ETA_CAP)

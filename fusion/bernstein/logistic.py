@@ -65,6 +65,7 @@ from .._warn import caller_level
 from .qp import DenseUpper
 
 __all__ = [
+    "initial_x",
     "RIDGE",
     "RIDGE_PER_ROW",
     "base_ridge",
@@ -300,6 +301,14 @@ class NewtonResult:
     n_iter: int
     qp_iterations: int = 0
     status: str = "solved"
+
+
+def initial_x(layout: Layout, base_rate: float) -> np.ndarray:
+    """The start of a fit: ``c = 0`` and ``g`` the constant logit of the base rate."""
+    x = np.zeros(layout.n_coef)
+    r = min(max(base_rate, 1e-12), 1.0 - 1e-12)  # one class can hold nearly all the weight
+    x[layout.n_linear : layout.n_linear + layout.sizes[0]] = np.log(r / (1.0 - r))
+    return x
 
 
 def make_solver(layout: Layout, **osqp_settings) -> StepQPSolver:

@@ -78,14 +78,6 @@ def auto_degree(M: int, n: int, structure: str) -> int:
     return int(np.clip(np.round(8 * (n / 2_500) ** 0.25), 8, 12))
 
 
-def _initial_x(layout: logistic.Layout, base_rate: float) -> np.ndarray:
-    """``c = 0`` and ``g`` the constant logit of the base rate."""
-    x = np.zeros(layout.n_coef)
-    r = min(max(base_rate, 1e-12), 1.0 - 1e-12)  # one class can hold nearly all the weight
-    x[layout.n_linear : layout.n_linear + layout.sizes[0]] = np.log(r / (1.0 - r))
-    return x
-
-
 #: Predictions use ``expit(clip(eta, -ETA_CAP, ETA_CAP))``.
 ETA_CAP = 35.0
 
@@ -223,7 +215,7 @@ class SemiparametricModel:
             layouts[key] = (layout, components)
             if not search:
                 break
-            x0 = _initial_x(layout, data.base_rate())
+            x0 = logistic.initial_x(layout, data.base_rate())
             folds = data.fold_designs(degrees, components)
             if groups is None:
                 groups = data.heldout_groups()
@@ -243,7 +235,7 @@ class SemiparametricModel:
             structure, components, degrees = candidates[0]
             key, lam = (structure, degrees), lams[0]
             layout = layouts[key][0]
-            x_start = _initial_x(layout, data.base_rate())
+            x_start = logistic.initial_x(layout, data.base_rate())
             self.__dict__.pop("cv_scores_", None)
             self.__dict__.pop("cv_se_", None)
         else:
