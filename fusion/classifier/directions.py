@@ -15,14 +15,11 @@ out-of-fold scores.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logit
 from sklearn.linear_model import LogisticRegression
 
-__all__ = ["LOGIT_CLIP", "own_scale_features", "conditional_directions"]
+from ..bernstein.scale import transform_scores
 
-#: Probabilities are clipped to ``[LOGIT_CLIP, 1 - LOGIT_CLIP]`` before the logit (the clip of
-#: the default fusion model's ``base="logit"``), so a saturated score stays finite.
-LOGIT_CLIP = 1e-6
+__all__ = ["own_scale_features", "conditional_directions"]
 
 #: Inverse ridge strength of the direction fit, on standardized features: the weak penalty of
 #: ``LogisticRegression(C=10)``, enough to keep a separating score's weight finite.
@@ -43,7 +40,8 @@ def own_scale_features(S: np.ndarray) -> np.ndarray:
             Z[:, j] = 0.0
             continue
         if finite.min() >= 0.0 and finite.max() <= 1.0:
-            z = logit(np.clip(np.nan_to_num(col, nan=0.5), LOGIT_CLIP, 1.0 - LOGIT_CLIP))
+            # the default fusion model's logit, clipped so a saturated score stays finite
+            z = transform_scores(np.nan_to_num(col, nan=0.5), "logit")
         else:
             z = np.clip(np.nan_to_num(col, nan=np.median(finite)), finite.min(), finite.max())
         q25, q50, q75 = np.percentile(z, [25, 50, 75])
