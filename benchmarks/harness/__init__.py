@@ -2,6 +2,7 @@
 Not part of the installed package: the scripts in ``benchmarks/`` run with this folder on
 ``sys.path`` and import it from there.
 
+* :mod:`.contender` -- one row of a benchmark (``Contender``);
 * :mod:`.scores` -- the scorers' outputs per (setup or scenario, seed), cached on disk;
 * :mod:`.loop` -- the fit loop: seeding, timing, failures as rows, the progress bar;
 * :mod:`.paired` -- paired differences over seeds and the clearly-worse/better flags;

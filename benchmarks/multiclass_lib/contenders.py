@@ -29,10 +29,8 @@ indices ``0 .. C - 1`` (a class may be absent from the fusion sample; ``C`` is `
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
+from harness.contender import Contender
 from scenarios_lib.contenders import parse_candidate
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import logsumexp, softmax
@@ -84,34 +82,6 @@ VECTOR_MAX_ITER = 100
 
 #: The peer the issue's check compares the default with.
 REFERENCE = "ts_avg"
-
-
-@dataclass(frozen=True)
-class Contender:
-    """One row of the benchmark.
-
-    Attributes
-    ----------
-    key : str
-        Name on the command line and in the CSV.
-    label : str
-        Row label of the tables.
-    make : callable
-        ``make() -> estimator`` (unfitted; ``fit(S, y)``, ``predict_proba(S)``).
-    family : str
-        ``"fusion"``, ``"peer"``, ``"candidate"``, ``"member"`` or ``"truth"``.
-    skip : callable, optional
-        ``skip(n, M, C) -> reason or None``: the cells it is not fitted on.
-    """
-
-    key: str
-    label: str
-    make: Callable[[], object]
-    family: str
-    skip: Callable[[int, int, int], str | None] | None = None
-
-    def skip_reason(self, n: int, M: int, C: int) -> str | None:
-        return None if self.skip is None else self.skip(n, M, C)
 
 
 def log_probabilities(S) -> np.ndarray:

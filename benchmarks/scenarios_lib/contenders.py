@@ -23,10 +23,10 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from harness.contender import Contender
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
@@ -56,28 +56,6 @@ REFERENCE = "lr_logit"
 #: Largest fusion sample each contender is fitted on by default; larger cells are skipped
 #: and reported as such. MR-MIC's fit takes 1-2 minutes at n = 2,000 (M = 2, 3).
 DEFAULT_MAX_N: dict[str, int] = {"mrmic": 500}
-
-
-@dataclass(frozen=True)
-class Contender:
-    """One row of the benchmark.
-
-    Attributes
-    ----------
-    key : str
-        Name on the command line and in the CSV.
-    label : str
-        Row label of the tables.
-    make : callable
-        ``make() -> estimator`` (unfitted; ``fit(S, y)``, ``predict_proba(S)``).
-    family : str
-        ``"fusion"``, ``"peer"`` or ``"candidate"``.
-    """
-
-    key: str
-    label: str
-    make: Callable[[], object]
-    family: str
 
 
 class LogitScale(TransformerMixin, BaseEstimator):
