@@ -46,6 +46,7 @@ from ._direction import (
 )
 from ._multiclass import (
     multiclass_scores,
+    single_network_scores,
 )
 from ._per_class import PerClassFusion
 from ._solver import one_blas_thread
@@ -246,9 +247,12 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         ----------
         S : array-like of shape (n, M), or (n, M, C) / a list of M arrays (n, C)
             Scores of the ``M`` classifiers (any strictly increasing scale), or a DataFrame.
-            Multi-class: each scorer's ``C`` class scores, columns in the sorted order of the
-            labels (as scikit-learn's ``predict_proba`` gives them), for the methods that
-            support it (see :mod:`fusion._multiclass`).
+            Multi-class: each scorer's ``C`` class scores, the columns in the sorted order
+            of the labels (as scikit-learn's ``predict_proba`` gives them) unless
+            ``classes`` gives their order, for the methods that support it (see
+            :mod:`fusion._multiclass`). One network's class scores may be passed as an
+            ``(n, C)`` array when the labels hold at least three classes (or ``classes``
+            lists them): it is then ``S[:, None, :]`` (M = 1).
         y : array-like of shape (n,)
             Labels: any two values (the second in sorted order is positive), or up to ``C``
             values for multi-class scores.
@@ -256,11 +260,13 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
             Non-negative row weights. Scaling them changes nothing; a zero weight is the same
             as leaving the row out.
         classes : array-like, optional
-            Every label, as scikit-learn's ``partial_fit`` takes them: needed for multi-class
-            scores when some class does not occur in ``y`` (then only the methods that share
-            their fit across classes can fit it, see :class:`~fusion.BernsteinFusion`).
-            Integer labels ``0 .. C - 1`` need no ``classes``. For binary scores it must
-            hold the two labels of ``y``.
+            Multi-class: the label of every class column, in the scores' column order (the
+            order of the networks' outputs), labels absent from ``y`` included (then only
+            the methods that share their fit across classes can fit it, see
+            :class:`~fusion.BernsteinFusion`); ``classes_`` keeps this order. Without it the
+            columns follow the sorted labels, and labels missing from ``y`` must be integers
+            ``0 .. C - 1`` that number the columns (0 among them). For binary scores it
+            must hold the two labels of ``y``.
 
         Returns
         -------
@@ -268,6 +274,8 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         """
         work = self._blank()
         S3 = multiclass_scores(S)
+        if S3 is None:
+            S3 = single_network_scores(S, y, classes)
         # The thread count of the fit's dense algebra is decided here, once: its products
         # are small (tens to hundreds of coefficients), so BLAS threads gain nothing and, on
         # a busy machine, spin (a default fit at M = 6, n = 10,000 took 74 s with the

@@ -38,8 +38,10 @@ from ._cv import one_se_index
 
 __all__ = [
     "multiclass_scores",
+    "single_network_scores",
     "check_multiclass_targets",
     "resolve_classes",
+    "column_of",
     "fit_coupling",
     "heldout_coupled_losses",
     "couple",
@@ -75,7 +77,7 @@ def multiclass_scores(S) -> np.ndarray | None:
         if len(set(classes)) > 1:
             raise ValueError(
                 f"the scorers give different numbers of classes {classes}; every scorer must "
-                "give one score per class, in the same (sorted label) order."
+                "give one score per class, in the same column order."
             )
         arrays = [np.asarray(s) for s in S]
         _check_kind(arrays)
@@ -102,6 +104,31 @@ def multiclass_scores(S) -> np.ndarray | None:
     return S
 
 
+def single_network_scores(S, y, classes=None) -> np.ndarray | None:
+    """One network's class scores ``S`` (n, C) as multi-class input ``(n, 1, C)``, or None.
+
+    A 2-D array is binary input (one column per scorer) unless the labels say otherwise:
+    ``classes`` listing ``C >= 3`` labels, one per column, or ``y`` holding exactly ``C >= 3``
+    distinct labels make its columns the class scores of one network (M = 1), so that
+    calibrating a single network is ``fusion.fit(logits, y)``. With fewer labels than
+    columns the reading is ambiguous (scorers, or a network whose classes are not all in
+    the sample): pass ``classes`` or ``S[:, None, :]``. A DataFrame, a dask array or
+    anything not 2-D is None.
+    """
+    if hasattr(S, "columns") or callable(getattr(S, "__dask_graph__", None)) or _ndim(S) != 2:
+        return None
+    S = np.asarray(S)
+    C = S.shape[1]
+    if classes is not None:
+        one = np.size(classes) == C >= 3
+    else:
+        try:
+            one = y is not None and np.unique(np.asarray(y).reshape(-1)).shape[0] == C >= 3
+        except TypeError:  # labels that do not compare: the binary check explains
+            one = False
+    return multiclass_scores(S[:, None, :]) if one else None
+
+
 def _check_kind(arrays) -> None:
     for a in arrays:
         if a.dtype.kind not in "biuf":
@@ -116,14 +143,15 @@ def _ndim(S) -> int:
 
 
 def check_multiclass_targets(y, n: int, C: int, classes=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(classes, index)``: the sorted labels of the ``C`` class columns and each row's
-    class index.
+    """``(classes, index)``: the labels of the ``C`` class columns, in column order, and each
+    row's column.
 
-    The columns follow the sorted labels, as scikit-learn's ``predict_proba`` gives them.
-    ``classes`` (as in scikit-learn's ``partial_fit``) lists every label, including those
-    absent from ``y``. Without it the labels are those of ``y``; when ``y`` holds fewer than
-    ``C`` of them and they are integers in ``0 .. C - 1``, the columns are taken to be the
-    classes ``0 .. C - 1`` (some unseen in the fusion sample).
+    ``classes`` gives the label of every column, in the scores' column order (the networks'
+    output order); it may list labels absent from ``y``. Without it the columns follow the
+    sorted labels of ``y`` (as scikit-learn's ``predict_proba`` gives them); when ``y`` holds
+    fewer than ``C`` labels, they must be integers ``0 .. C - 1`` including 0 that number
+    the columns (labels ``1 .. C`` with one absent, or strings, are ambiguous and refused:
+    pass ``classes``). ``y`` must hold at least two labels.
     """
     from sklearn.utils.validation import column_or_1d
 
@@ -139,34 +167,49 @@ def check_multiclass_targets(y, n: int, C: int, classes=None) -> tuple[np.ndarra
     except TypeError as err:
         raise ValueError(f"y mixes label types that cannot be compared: {err}") from None
     index = index.reshape(-1)
+    if seen.shape[0] < 2:
+        raise ValueError(
+            f"y holds a single class ({seen[:1].tolist()}): a fusion of class scores needs "
+            "rows of at least two classes."
+        )
     labels = resolve_classes(seen, C, classes, y.dtype)
     if labels is seen:
         return seen, index
-    return labels, np.searchsorted(labels, seen)[index]
+    return labels, column_of(labels, seen)[index]
+
+
+def column_of(labels: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The position in ``labels`` (the columns' labels, any order) of every value in
+    ``values``, all of which are in ``labels``."""
+    order = np.argsort(labels, kind="stable")
+    return order[np.searchsorted(labels[order], values)]
 
 
 def resolve_classes(seen: np.ndarray, C: int, classes=None, dtype=None) -> np.ndarray:
-    """The sorted labels of the ``C`` class columns, from the distinct labels ``seen`` in
-    ``y`` (sorted) and the user's ``classes`` (see :func:`check_multiclass_targets`);
-    ``seen`` itself when it is every class."""
+    """The labels of the ``C`` class columns in column order, from the distinct labels
+    ``seen`` in ``y`` (sorted) and the user's ``classes`` (see
+    :func:`check_multiclass_targets`); ``seen`` itself when it is every class."""
     from sklearn.utils.validation import column_or_1d
 
     if classes is not None:
-        try:
-            labels = np.unique(column_or_1d(np.asarray(classes)))
-        except TypeError as err:
-            raise ValueError(f"classes mixes label types that cannot be compared: {err}") from None
+        labels = column_or_1d(np.asarray(classes))
         if labels.shape[0] != C:
             raise ValueError(
-                f"classes holds {labels.shape[0]} distinct labels but every scorer gives {C} "
-                f"class scores (S has shape (n, M, {C})); pass one label per class column, "
-                "the columns following the labels' sorted order."
+                f"classes holds {labels.shape[0]} labels but every scorer gives {C} class "
+                f"scores (S has shape (n, M, {C})); pass one label per class column, in the "
+                "columns' order."
             )
         try:
-            pos = np.searchsorted(labels, seen)
-            ok = (pos < C) & (labels[np.minimum(pos, C - 1)] == seen)
-        except TypeError:
-            ok = np.zeros(seen.shape[0], dtype=bool)
+            distinct = np.unique(labels)
+            pos = np.minimum(np.searchsorted(distinct, seen), distinct.shape[0] - 1)
+            ok = distinct[pos] == seen
+        except TypeError as err:
+            raise ValueError(f"classes mixes label types that cannot be compared: {err}") from None
+        if distinct.shape[0] != C:
+            raise ValueError(
+                f"classes lists a label more than once ({labels[:10].tolist()}"
+                f"{' ...' if C > 10 else ''}); give every class column its own label."
+            )
         if not ok.all():
             raise ValueError(
                 f"y holds labels {seen[~ok][:10].tolist()} that are not in classes "
@@ -177,14 +220,20 @@ def resolve_classes(seen: np.ndarray, C: int, classes=None, dtype=None) -> np.nd
         return seen
     dtype = seen.dtype if dtype is None else np.dtype(dtype)
     integral = dtype.kind in "iu" or (dtype.kind == "f" and bool(np.all(seen == np.round(seen))))
-    if seen.shape[0] < C and integral and seen[0] >= 0 and seen[-1] <= C - 1:
+    if seen.shape[0] < C and integral and seen[0] == 0 and seen[-1] <= C - 1:
         return np.arange(C).astype(dtype)
+    hint = ""
+    if seen.shape[0] < C and integral and seen[0] > 0 and seen[-1] <= C:
+        hint = (
+            f" Labels {seen[0]:g} .. {seen[-1]:g} could number the columns from 0 or from 1, "
+            "so they are not read either way."
+        )
     raise ValueError(
         f"y holds {seen.shape[0]} classes {seen[:10].tolist()} but every scorer gives {C} "
-        f"class scores (S has shape (n, M, {C})). The class columns follow the sorted labels; "
-        "when some classes do not occur in the fusion sample, pass every label with "
-        "classes=[...] (as scikit-learn's partial_fit takes them), or use integer labels "
-        f"0 .. {C - 1} that number the columns."
+        f"class scores (S has shape (n, M, {C})).{hint} Say which label each column holds: "
+        f"pass classes=[...] with the {C} labels in the columns' order (labels absent from "
+        f"the fusion sample included), or use integer labels 0 .. {C - 1} that number the "
+        "columns."
     )
 
 

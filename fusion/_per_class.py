@@ -36,7 +36,14 @@ class PerClassFusion:
             self._fit(S[:, :, 1], y, sample_weight)
             return
         classes, index = check_multiclass_targets(y, n, C, classes)
-        if C == 2:
+        if C == 2:  # the binary fusion of the second column's scores
+            if classes[0] > classes[1]:
+                raise ValueError(
+                    f"classes={classes.tolist()} puts the larger label first; a binary model "
+                    "predicts the second label of the sorted pair (classes_[1]) from the "
+                    "second column. Pass the positive class's scores S[:, :, 0] (shape "
+                    "(n, M)) with its labels, or swap the columns."
+                )
             self._fit(S[:, :, 1], classes[index], sample_weight)
             return
         self._fit_per_class(S, classes, index, sample_weight)
@@ -138,6 +145,8 @@ class PerClassFusion:
 
     def _multiclass_proba(self, S) -> np.ndarray:
         S3 = multiclass_scores(S)
+        if S3 is None and self.n_features_in_ == 1 and np.ndim(S) == 2:  # one network (n, C)
+            S3 = multiclass_scores(np.asarray(S)[:, None, :])
         if S3 is None or S3.shape[1:] != (self.n_features_in_, self.n_classes_):
             raise ValueError(
                 f"this model fuses {self.n_features_in_} scorers of {self.n_classes_} classes: "

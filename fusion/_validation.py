@@ -228,7 +228,9 @@ def encode_binary_targets(y, n: int) -> tuple[np.ndarray, np.ndarray]:
             "Only binary classification is supported. y must hold exactly two classes; "
             f"found {classes.shape[0]}: {shown}. For {classes.shape[0]} classes pass each "
             f"scorer's {classes.shape[0]} class scores: S of shape (n, M, "
-            f"{classes.shape[0]}), or a list of M arrays of shape (n, {classes.shape[0]})."
+            f"{classes.shape[0]}), or a list of M arrays of shape (n, {classes.shape[0]}); "
+            f"one network's class scores may also be an (n, C) array with one column per "
+            f"class (classes=[...] names them when some do not occur in y)."
         )
     return classes, y_idx.astype(float)
 

@@ -343,6 +343,10 @@ class BernsteinFusion(
         "class_bias_",
         "bias_penalty_",
         "multiclass_cv_",
+        "top_label_coef_",
+        "top_label_penalty_",
+        "top_label_cv_scores_",
+        "top_label_cv_se_",
     )
     _parameter_constraints = {
         "base": [StrOptions(set(BASES)), None],
@@ -364,6 +368,7 @@ class BernsteinFusion(
         "n_bootstrap": [Interval(Integral, 0, None, closed="left")],
         "multiclass": [StrOptions({"auto", "shared", "per-class"})],
         "bias_penalty": [Interval(Real, 0, None, closed="both"), StrOptions({"cv"})],
+        "top_label_penalty": [Interval(Real, 0, None, closed="both"), StrOptions({"cv"})],
         **COMMON_PARAMETERS,
     }
 
@@ -383,6 +388,7 @@ class BernsteinFusion(
     n_bootstrap: int = 0
     multiclass: str = "auto"
     bias_penalty: float | str = "cv"
+    top_label_penalty: float | str = "cv"
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, S, y, sample_weight=None, *, classes=None):

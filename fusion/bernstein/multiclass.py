@@ -13,16 +13,20 @@ from .._multiclass import check_multiclass_targets
 from .._progress import Progress
 from .._validation import canonical_weights, check_sample_weight
 from .checks import as_degrees, fold_seed
-from .pairs import detect_scale, normalizer, row_folds
+from .pairs import ScoreRange, detect_scale, normalizer, row_folds
 from .scale import InverseECDF
 from .semiparametric import auto_degree
 from .shared import (
     BIAS_GRID,
     fit_shared,
+    needs_folds,
     shared_layout,
     shared_proba,
     shared_proba_normalized,
 )
+from .toplabel import DEGREE as TOP_LABEL_DEGREE
+from .toplabel import PENALTY_GRID as TOP_LABEL_GRID
+from .toplabel import satisfies
 
 #: ``multiclass="auto"`` also fits the per-class model, and keeps it if cross-validation
 #: prefers it, when every class has at least this many rows (canonical weight), there are
@@ -60,6 +64,11 @@ class MulticlassModels:
         if C == 2:
             super()._fit_multiclass(S, y, sample_weight, classes)
             return
+        if self.n_bootstrap:
+            raise ValueError(
+                f"n_bootstrap={self.n_bootstrap}: bootstrap intervals (predict_interval) are "
+                "for binary fusion; a multi-class fit has none. Pass n_bootstrap=0."
+            )
         labels, index = check_multiclass_targets(y, n, C, classes)
         model = self._multiclass_model(S, index, sample_weight)
         if model == "per-class":
@@ -107,7 +116,8 @@ class MulticlassModels:
         w = check_sample_weight(sample_weight, S.shape[0])
         kept = w > 0
         sample = _cv_sample(int(kept.sum()), S.shape[2])
-        folds[kept] = row_folds(S[kept], index[kept], int(self.cv), fold_seed(self), sample)
+        scales = self._member_scales(S[kept])
+        folds[kept] = row_folds(S[kept], index[kept], int(self.cv), fold_seed(self), sample, scales)
         held_per_class = per_class._fit_per_class(S, classes, index, sample_weight, folds)
         if held_shared is None or held_per_class is None:  # a fold without some class
             self.__dict__.update({k: v for k, v in vars(shared).items() if k.endswith("_")})
@@ -126,15 +136,6 @@ class MulticlassModels:
         row's held-out log-loss of the cross-validation at the chosen penalties (NaN for a
         row of zero weight), or None without cross-validation."""
         n, M, C = S.shape
-        finite = np.isfinite(S)
-        if not finite.all():
-            i, m, k = (int(v[0]) for v in np.nonzero(~finite))
-            raise ValueError(
-                f"S[{i}, {m}, {k}] is {S[i, m, k]}: the class-shared model needs finite "
-                "scores (probabilities or logits). For missing scores use "
-                "missing='marginal' with multiclass='per-class'."
-            )
-        del finite
         w = check_sample_weight(sample_weight, n)
         kept = w > 0
         if not kept.all():
@@ -147,16 +148,16 @@ class MulticlassModels:
                 f"{S.shape[0]}."
             )
         n = S.shape[0]
-        scales = [detect_scale(S[:, m, :], self.base) for m in range(M)]
+        scales = self._member_scales(S)
         degree = self._shared_degree(M, n)
-        lams, taus = self._shared_lams(n), self._bias_candidates()
+        lams, taus, tops = self._shared_lams(n), self._bias_candidates(), self._top_candidates()
         fold, n_folds = (None, 0)
-        if len(lams) > 1 or len(taus) > 1:
-            fold, n_folds = self._shared_folds(S, index, kept)
-        progress = self._shared_progress(len(lams), len(taus))
+        if needs_folds(lams, taus, tops):
+            fold, n_folds = self._shared_folds(S, index, kept, scales)
+        progress = self._shared_progress(len(lams), len(taus), tops)
         fit = fit_shared(
             S, index, w / w.mean(), scales, degree, lams, taus, fold, n_folds,
-            self._osqp_settings(), float(w.sum()), progress,
+            self._osqp_settings(), float(w.sum()), progress, tops,
         )  # fmt: skip
         progress.close()
         self._adopt_shared(fit, classes, M, C)
@@ -187,6 +188,7 @@ class MulticlassModels:
             degree_for=self._shared_degree,
             lams_for=self._shared_lams,
             taus=self._bias_candidates(),
+            top_penalties=self._top_candidates(),
             cv_sample=_cv_sample,
             osqp_settings=self._osqp_settings(),
             progress=self._shared_progress,
@@ -194,9 +196,10 @@ class MulticlassModels:
         fit, labels, M, C = fit_shared_dask(S, y, sample_weight, classes, plan)
         self._adopt_shared(fit, labels, M, C)
 
-    def _shared_progress(self, n_lams: int, n_taus: int) -> Progress:
-        search = n_lams > 1 or n_taus > 1
-        steps = (n_lams + (n_taus - 1 if n_taus > 1 else 0) if search else 0) + 1
+    def _shared_progress(self, n_lams: int, n_taus: int, tops=(np.inf,)) -> Progress:
+        top = any(np.isfinite(t) for t in tops)
+        search = n_lams > 1 or n_taus > 1 or top
+        steps = (n_lams + (n_taus - 1 if n_taus > 1 else 0) if search else 0) + 1 + int(top)
         return Progress(steps, desc=type(self).__name__, enabled=self.verbose)
 
     def _shared_lams(self, n: int) -> list[float]:
@@ -208,6 +211,13 @@ class MulticlassModels:
         if self.lam == "cv" and self.lam_grid is None:
             lams = [v for v in lams if np.isinf(v) or np.log10(v) == round(np.log10(v))]
         return lams
+
+    def _top_candidates(self) -> list[float]:
+        """Penalties of the top-label correction: :data:`~fusion.bernstein.toplabel.
+        PENALTY_GRID` for ``"cv"``, else the given one (``inf``: no correction)."""
+        if self.top_label_penalty == "cv":
+            return list(TOP_LABEL_GRID)
+        return [float(self.top_label_penalty)]
 
     def _bias_candidates(self) -> list[float]:
         if self.bias_penalty == "cv":
@@ -235,6 +245,12 @@ class MulticlassModels:
             key = ("additive", self.degree_)
             self.cv_scores_ = {(*key, *k): v for k, v in fit.cv_scores.items()}
             self.cv_se_ = {(*key, *k): v for k, v in fit.cv_se.items()}
+        top = fit.top_label
+        theta = np.zeros(TOP_LABEL_DEGREE) if top is None else np.asarray(top.theta, dtype=float)
+        self.top_label_coef_ = np.r_[0.0, theta]
+        self.top_label_penalty_ = np.inf if top is None else float(top.penalty)
+        self.top_label_cv_scores_ = None if top is None else top.cv_scores
+        self.top_label_cv_se_ = None if top is None else top.cv_se
         self.ecdf_ = normalizer(fit.axes)
         self.ecdf_knots_ = max(len(a.knots) for a in fit.axes)
         self.ecdf_error_bound_ = float(max(np.max(np.diff(a.values)) for a in fit.axes))
@@ -265,7 +281,21 @@ class MulticlassModels:
             )
         return degrees[0]
 
-    def _shared_folds(self, S, index, kept) -> tuple[np.ndarray, int]:
+    def _member_scales(self, S: np.ndarray) -> list[str]:
+        """Every scorer's scale, ``"probability"`` or ``"logit"`` (:func:`.pairs.detect_scale`;
+        raises for NaN, ``+inf`` or probabilities with negative values)."""
+        bad = np.isnan(S) | (S == np.inf)
+        if bad.any():
+            i, m, k = (int(v[0]) for v in np.nonzero(bad))
+            raise ValueError(
+                f"S[{i}, {m}, {k}] is {S[i, m, k]}: the class-shared model needs every class "
+                "score (logits, log-probabilities where -inf is a probability of 0, or "
+                "probabilities). For missing scores use missing='marginal' with "
+                "multiclass='per-class'."
+            )
+        return [detect_scale(ScoreRange.of(S[:, m, :]), self.base, m) for m in range(S.shape[1])]
+
+    def _shared_folds(self, S, index, kept, scales) -> tuple[np.ndarray, int]:
         """Test fold of every row for the class-shared model's CV (-1: in none, -2: outside
         its sample, see :data:`CV_MAX_PAIRS`): by the row's content for an int ``cv`` (as a
         dask fit would assign them), else from the given splits, whose test sets must not
@@ -276,7 +306,8 @@ class MulticlassModels:
                     f"cv={self.cv} folds need at least {self.cv} rows, got {S.shape[0]}."
                 )
             sample = _cv_sample(*S.shape[::2])
-            return row_folds(S, index, int(self.cv), fold_seed(self), sample), int(self.cv)
+            folds = row_folds(S, index, int(self.cv), fold_seed(self), sample, scales)
+            return folds, int(self.cv)
         splits = cv_splits(self.cv, index, self.random_state, kept=kept)
         fold = np.full(S.shape[0], -1, dtype=np.int64)
         for f, (train, test) in enumerate(splits):
@@ -304,8 +335,9 @@ class MulticlassModels:
         lookups, coefs = self._shared_lookups()
         scales = ["probability" if b == "logit" else "logit" for b in self.base_]
         return shared_proba(
-            S, scales, self.logp_floor_, lookups, self.base_coef_, coefs, self.class_bias_
-        )
+            S, scales, self.logp_floor_, lookups, self.base_coef_, coefs, self.class_bias_,
+            self._top_label_theta(),
+        )  # fmt: skip
 
     def _class_distribution_normalized(self, U: np.ndarray) -> np.ndarray:
         if self.__dict__.get("multiclass_", "per-class") != "shared":
@@ -316,7 +348,17 @@ class MulticlassModels:
         Z = np.empty_like(U)
         for m in range(U.shape[1]):
             Z[:, m] = inverse.column(np.clip(U[:, m], 0.0, 1.0).ravel(), m).reshape(U[:, m].shape)
-        return shared_proba_normalized(Z, U, self.base_coef_, coefs, self.class_bias_)
+        return shared_proba_normalized(
+            Z, U, self.base_coef_, coefs, self.class_bias_, self._top_label_theta()
+        )
+
+    def _top_label_theta(self) -> np.ndarray | None:
+        """``theta_1 .. theta_K`` of the top-label correction; None for none (and for a model
+        saved before it existed)."""
+        coef = self.__dict__.get("top_label_coef_")
+        if coef is None or not np.any(coef):
+            return None
+        return np.asarray(coef[1:], dtype=float)
 
     def _check_shared_state(self) -> None:
         """Refuse a class-shared model whose fitted arrays do not fit together."""
@@ -346,6 +388,19 @@ class MulticlassModels:
             problems.append(f"logp_floor_ must be {M} finite floats")
         if len(self.base_) != M or any(b not in ("logit", "identity") for b in self.base_):
             problems.append(f"base_ must hold {M} of 'logit'/'identity'")
+        top = self.__dict__.get("top_label_coef_")
+        if top is not None and not (
+            isinstance(top, np.ndarray)
+            and top.ndim == 1
+            and top.shape[0] >= 2
+            and top[0] == 0.0
+            and np.all(np.isfinite(top))
+            and satisfies(top[1:])
+        ):
+            problems.append(
+                "top_label_coef_ must be a finite array starting with 0 whose correction keeps "
+                "the probabilities monotone (see fusion.bernstein.toplabel)"
+            )
         if problems:
             raise ValueError(
                 "BernsteinFusion's fitted state is inconsistent: " + "; ".join(problems) + "."

@@ -610,18 +610,11 @@ def cv_path(
 def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:
     """Whether the rest of a path cannot change the one-standard-error pick: the held-out
     loss has risen above its minimum by more than the standard error at the last
-    ``patience`` penalties (as in :func:`fusion.bernstein.logistic.cv_path`), or the last
-    ``patience + 1`` penalties after the pick all stayed within one standard error of it
-    (a flat curve: smaller penalties fit no better than noise)."""
+    ``patience`` penalties (as in :func:`fusion.bernstein.logistic.cv_path`). A flat
+    stretch is no such evidence: a curve flat from ``lam = inf`` to 1 went on to fall by
+    0.01 at 1e-4 (a CIFAR-100 network), so the path goes on through it."""
     mean = losses @ w / w.sum()
     last = mean.shape[0] - 1
     best = int(np.argmin(mean))
     se = se_rule(losses, w, best)
-    if last - best >= patience and np.all(mean[-patience:] - mean[best] > se[-patience:]):
-        return True
-    pick = int(np.flatnonzero(mean - mean[best] <= se)[0])
-    if last - pick < patience + 1:
-        return False
-    se = se_rule(losses, w, pick)
-    tail = slice(last - patience, None)
-    return bool(np.all(mean[pick] - mean[tail] <= se[tail]))
+    return bool(last - best >= patience and np.all(mean[-patience:] - mean[best] > se[-patience:]))

@@ -64,6 +64,8 @@ __all__ = [
     "SCALE_CUTS",
     "BLOCK_PAIRS",
     "SCALES",
+    "SUM_TOLERANCE",
+    "ScoreRange",
     "detect_scale",
     "log_probabilities",
     "row_folds",
@@ -95,62 +97,164 @@ BLOCK_PAIRS = 1 << 15
 SCALES = ("probability", "logit")
 
 
-def detect_scale(S: np.ndarray, base: str, lo: float | None = None, hi: float | None = None) -> str:
-    """``"probability"`` or ``"logit"`` for multi-class scores ``S`` (n, M, C) and the
-    estimator's ``base``: ``"logit"`` means the scores are probabilities (their log-odds
-    are the features), ``"identity"`` that they are logits, ``"auto"`` decides by the range
-    (probabilities when every value lies in ``[0, 1]``). ``lo``, ``hi``: the scores' range,
-    when known (then ``S`` is not read)."""
+#: A scorer's rows "sum to one" (probabilities) when every row sum is within this of 1.
+SUM_TOLERANCE = 1e-2
+#: Negative probabilities down to this are rounding errors (read as 0); below, refused.
+NEGATIVE_ROUNDING = 1e-6
+
+
+@dataclass(frozen=True)
+class ScoreRange:
+    """What :func:`detect_scale` needs of one scorer's class scores: the smallest and
+    largest value over the finite ones, whether any is ``-inf``, ``+inf`` or NaN, and the
+    largest distance of a row's sum from 1. Mergeable over blocks (:meth:`merge`)."""
+
+    lo: float
+    hi: float
+    sum_dev: float
+    neg_inf: bool = False
+    pos_inf: bool = False
+    nan: bool = False
+
+    @classmethod
+    def of(cls, S: np.ndarray) -> ScoreRange:
+        """The range of ``S`` (r, C), one scorer's rows."""
+        S = np.asarray(S)
+        finite = np.isfinite(S)
+        vals = S[finite]
+        lo = float(vals.min()) if vals.size else np.inf
+        hi = float(vals.max()) if vals.size else -np.inf
+        with np.errstate(invalid="ignore"):  # -inf and +inf in a row: NaN, flagged below
+            dev = float(np.max(np.abs(S.sum(axis=1, dtype=np.float64) - 1.0))) if S.size else 0.0
+        flags = bool(np.any(S == -np.inf)), bool(np.any(S == np.inf)), bool(np.isnan(S).any())
+        return cls(lo, hi, dev if np.isfinite(dev) else np.inf, *flags)
+
+    @staticmethod
+    def merge(parts: Sequence[ScoreRange]) -> ScoreRange:
+        return ScoreRange(
+            min(p.lo for p in parts), max(p.hi for p in parts), max(p.sum_dev for p in parts),
+            any(p.neg_inf for p in parts), any(p.pos_inf for p in parts),
+            any(p.nan for p in parts),
+        )  # fmt: skip
+
+
+def detect_scale(rng: ScoreRange, base: str, member: int = 0) -> str:
+    """``"probability"`` or ``"logit"`` for one scorer's class scores, from their
+    :class:`ScoreRange` and the estimator's ``base``.
+
+    ``"logit"`` says the scores are probabilities (their logarithms are the features),
+    ``"identity"`` that they are logits or log-probabilities, ``"auto"`` decides: scores in
+    ``[0, 1]`` are probabilities (one-vs-rest ones too: every row is normalized), anything
+    else logits. Logits, their log-softmax (log-probabilities) and their softmax then give
+    the same features (:func:`log_probabilities`); logits that happen to lie within
+    ``[0, 1]`` everywhere need ``base="identity"``. Raises a ValueError for NaN,
+    ``+inf``, and for rows that sum to one (within :data:`SUM_TOLERANCE`) but hold negative
+    values (probabilities with errors: read as logits they would mean something else).
+    """
+    where = f"scorer {member}'s class scores"
+    if rng.nan:
+        raise ValueError(
+            f"{where} hold NaN: the class-shared model needs every class score. For missing "
+            "scores use missing='marginal' with multiclass='per-class'."
+        )
+    if rng.pos_inf:
+        raise ValueError(
+            f"{where} hold +inf; pass finite logits (or probabilities, or log-probabilities, "
+            "where -inf stands for a probability of 0)."
+        )
+    if not np.isfinite(rng.lo):
+        raise ValueError(f"{where} are all -inf: a scorer must give some class a probability.")
+    sums_to_one = rng.sum_dev <= SUM_TOLERANCE and not rng.neg_inf
+    inside = rng.lo >= -NEGATIVE_ROUNDING and rng.hi <= 1.0 + NEGATIVE_ROUNDING
     if base == "identity":
         return "logit"
-    if lo is None:
-        lo, hi = float(np.min(S)), float(np.max(S))
-    inside = lo >= 0.0 and hi <= 1.0
+    if sums_to_one and rng.hi <= 1.0 + SUM_TOLERANCE and not inside:
+        raise ValueError(
+            f"{where} look like probabilities (every row sums to one) but range over "
+            f"[{rng.lo:g}, {rng.hi:g}]. Clip them to [0, 1] if these are rounding errors "
+            "(np.clip(S, 0, 1)), or pass base='identity' if they are logits."
+        )
     if base == "logit" and not inside:
         raise ValueError(
-            f"base='logit' takes class probabilities, but the scores lie in [{lo:g}, {hi:g}]. "
-            "Pass base='identity' for logits, or base='auto' to decide by the range."
+            f"base='logit' takes class probabilities, but {where} lie in [{rng.lo:g}, "
+            f"{rng.hi:g}]. Pass base='identity' for logits, or base='auto' to decide by the "
+            "range."
         )
     return "probability" if inside else "logit"
 
 
 def log_probabilities(block: np.ndarray, scale: str, floor: float | None = None) -> np.ndarray:
     """``z`` of one scorer's class scores ``block`` (r, C), at or above ``floor`` (default
-    :data:`LOG_TINY`), in float32 for float32 input and float64 otherwise."""
+    :data:`LOG_TINY`), in float32 for float32 input and float64 otherwise.
+
+    Both scales give normalized log-probabilities: ``log(p / sum(p))`` for probabilities
+    (negative rounding errors read as 0), the log-softmax ``s - logsumexp(s)`` for logits
+    (``-inf`` is a probability of 0), so a network's logits, their log-softmax and their
+    softmax give the same ``z`` up to rounding, and so does a constant added to a row of
+    logits."""
     dtype = np.float32 if block.dtype == np.float32 else np.float64
     low = LOG_TINY if floor is None else max(float(floor), LOG_TINY)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         if scale == "probability":
-            z = np.log(np.asarray(block, dtype=np.float64))
+            p = np.maximum(np.asarray(block, dtype=np.float64), 0.0)
+            z = np.log(p)
+            z -= np.log(p.sum(axis=1, keepdims=True))
         else:
             z = log_softmax(np.asarray(block, dtype=np.float64), axis=1)
+    np.nan_to_num(z, copy=False, nan=low, neginf=low)
     np.maximum(z, low, out=z)
     return z.astype(dtype, copy=False)
 
 
+#: Log-probabilities below this count as equal, and the others are rounded to multiples of
+#: :data:`FOLD_GRID`, in the content that decides a row's fold (:func:`row_folds`).
+FOLD_FLOOR = -30.0
+FOLD_GRID = 1.0 / 64.0
+
+
 def row_folds(
-    S: np.ndarray, index: np.ndarray, n_folds: int, seed: int, sample: float = 1.0
+    S: np.ndarray,
+    index: np.ndarray,
+    n_folds: int,
+    seed: int,
+    sample: float = 1.0,
+    scales: Sequence[str] | None = None,
 ) -> np.ndarray:
-    """Fold of every row from a seeded hash of its scores ``S`` (r, M, C) and class index;
-    with ``sample < 1``, -2 for the rows outside a sample of about that share (drawn by
-    another part of the same hash).
+    """Fold of every row from a seeded hash of its content (the scorers' log-probabilities
+    and its class index); with ``sample < 1``, -2 for the rows outside a sample of about
+    that share (drawn by another part of the same hash).
 
     A row's fold depends on nothing but the row and ``seed``: identical rows share a fold
     (a repeated row is a doubled weight), and neither the order nor the chunking of the rows
-    changes it, so a dask fit sees the folds of the in-memory fit.
+    changes it, so a dask fit sees the folds of the in-memory fit. The content hashed is
+    every score's log-probability (:func:`log_probabilities`, with ``scales``; default
+    probabilities in ``[0, 1]``) clipped at :data:`FOLD_FLOOR` and rounded to
+    :data:`FOLD_GRID`: the same for a network's logits, log-probabilities or probabilities
+    (their log-probabilities differ by rounding errors, far below the grid) and for a
+    constant added to a row of logits; a probability that underflowed to 0 counts as any
+    other below ``exp(FOLD_FLOOR)``. The label enters through its class's log-probabilities,
+    and the classes through a sum, so the order of the class columns does not matter either.
     """
-    r = S.shape[0]
-    cols = np.arange(1, S.shape[1] * S.shape[2] + 1, dtype=np.uint64).reshape(S.shape[1:])
+    r, M, C = S.shape
+    if scales is None:
+        scales = ["probability"] * M
     out = np.empty(r, dtype=np.int64)
-    step = max(1, BLOCK_PAIRS // max(1, S.shape[1] * S.shape[2]))
+    step = max(1, BLOCK_PAIRS // max(1, M * C))
     cut = np.uint64(min(int(sample * 2.0**64), 2**64 - 1))
+    salt = (np.arange(1, M + 1, dtype=np.uint64) + np.uint64(seed) * np.uint64(M + 1)) * GOLDEN
     with np.errstate(over="ignore"):
-        salt = cols * GOLDEN + np.uint64(seed) * GOLDEN
         for start in range(0, r, step):
             rows = slice(start, start + step)
-            bits = np.ascontiguousarray(S[rows], dtype=np.float64).view(np.uint64)
-            h = mix64(bits ^ salt).sum(axis=(1, 2), dtype=np.uint64)
-            h = mix64(h ^ (np.asarray(index[rows], dtype=np.uint64) * GOLDEN))
+            idx = np.asarray(index[rows], dtype=np.intp)
+            h = np.zeros(idx.shape[0], dtype=np.uint64)
+            label = np.zeros(idx.shape[0], dtype=np.uint64)
+            for m in range(M):
+                z = log_probabilities(S[rows, m, :], scales[m]).astype(np.float64)
+                q = np.rint(np.maximum(z, FOLD_FLOOR) / FOLD_GRID).astype(np.int64).view(np.uint64)
+                # a sum over the classes: the same for any order of the columns
+                h += mix64(q ^ salt[m]).sum(axis=1, dtype=np.uint64)
+                label = mix64(label ^ q[np.arange(idx.shape[0]), idx] ^ salt[m])
+            h = mix64(h ^ label)
             fold = (h % np.uint64(n_folds)).astype(np.int64)
             if sample < 1.0:
                 fold[mix64(h + GOLDEN) >= cut] = OUTSIDE

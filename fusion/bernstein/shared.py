@@ -18,6 +18,7 @@ from .basis import bernstein_basis, evaluate
 from .logistic import Layout, base_ridge
 from .multinomial import Problem, Tables, block_arrays, block_losses, block_stats, cv_path, newton
 from .pairs import BLOCK_PAIRS, MemberAxis, PairBlock, PairData, log_probabilities, trains_on
+from .toplabel import Sample, TopLabelFit, choose, reweight, sample_rows
 
 __all__ = [
     "MemorySource",
@@ -32,6 +33,9 @@ __all__ = [
     "bin_features",
     "shared_proba",
     "shared_proba_normalized",
+    "needs_folds",
+    "model_parts",
+    "block_heldout_sample",
 ]
 
 
@@ -107,6 +111,32 @@ def block_heldout(block: PairBlock, requests) -> list[np.ndarray]:
     return out
 
 
+def block_heldout_sample(block: PairBlock, requests, layout: Layout, axes) -> Sample:
+    """The held-out fused probabilities of the rows of ``block`` in every problem's test
+    fold (its key), under that problem's ``x``, as a :class:`~fusion.bernstein.toplabel.
+    Sample`: the model as it predicts (every pair's own ``u``, not its bin's)."""
+    parts = []
+    for key, x in requests:
+        c, coefs, bias = model_parts(x, layout)
+        for Z, _, idx, w in block.blocks(key):
+            Zr = np.moveaxis(np.asarray(Z, dtype=np.float64), 0, 1)  # (r, M, C)
+            U = np.empty_like(Zr)
+            for m, axis in enumerate(axes):
+                U[:, m] = axis.normalize(Zr[:, m])
+            P = shared_proba_normalized(Zr, U, c, coefs, bias)
+            parts.append(sample_rows(P, idx, w, np.full(idx.shape[0], key)))
+    return Sample.concatenate(parts) if parts else None
+
+
+def model_parts(x: np.ndarray, layout: Layout) -> tuple[np.ndarray, list, np.ndarray]:
+    """``c``, every scorer's ``g_m`` coefficients and the class biases (0 without) of the
+    class-shared model's parameter vector ``x``."""
+    P = layout.n_coef
+    c, parts = layout.split(x[:P])
+    bias = x[P:] if x.shape[0] > P else 0.0
+    return np.asarray(c, dtype=float), [np.ravel(t) for t in parts], bias
+
+
 class MemorySource:
     """The class-shared fit's statistics over the pairs of a :class:`PairData`: a problem's
     key is the test fold whose complement it trains on (None: every row)."""
@@ -148,6 +178,11 @@ class MemorySource:
     def heldout_losses(self, requests) -> np.ndarray:
         return np.concatenate(block_heldout(self.data, self._tables(requests)))
 
+    def heldout_sample(self, requests) -> Sample:
+        """Every held-out row's fused probabilities under its fold's ``x``
+        (:func:`block_heldout_sample`)."""
+        return block_heldout_sample(self.data, requests, self.layout, self.data.axes)
+
     def heldout_rows(self) -> np.ndarray:
         """The caller's row of every held-out loss, in the order of :meth:`heldout_losses`."""
         tests = [slice(*self.data.bounds[f]) for f in self.fold_keys()]
@@ -176,6 +211,7 @@ class SharedFit:
     n_iter: int
     status: str
     heldout: np.ndarray | None = None  # every row's held-out log-loss at the chosen penalties
+    top_label: TopLabelFit | None = None  # the top-label correction (None: not searched)
 
 
 def fit_shared(
@@ -191,16 +227,27 @@ def fit_shared(
     osqp_settings: dict,
     n_eff: float,
     progress=None,
+    top_penalties: Sequence[float] = (np.inf,),
 ) -> SharedFit:
     """The class-shared model on scores ``S`` (n, M, C) in memory, class indices ``index``
-    and weights ``w`` (mean 1): ``lam`` from ``lams`` and the class biases' ridge ``tau``
-    from ``taus`` (largest first, ``inf``: no biases) chosen by cross-validation on the test
-    folds ``fold`` when there are several."""
+    and weights ``w`` (mean 1): ``lam`` from ``lams``, the class biases' ridge ``tau`` from
+    ``taus`` (largest first, ``inf``: no biases) and the top-label correction's penalty from
+    ``top_penalties`` (:mod:`fusion.bernstein.toplabel`; ``inf`` alone: none), chosen by
+    cross-validation on the test folds ``fold`` (see :func:`needs_folds`)."""
     M = S.shape[1]
-    search = len(lams) > 1 or len(taus) > 1
+    search = needs_folds(lams, taus, top_penalties)
     data = PairData(S, index, w, scales, fold if search else None, n_folds if search else 0)
     source = MemorySource(data, shared_layout(M, degree), degree)
-    return fit_source(source, data.axes, scales, degree, lams, taus, osqp_settings, n_eff, progress)
+    return fit_source(
+        source, data.axes, scales, degree, lams, taus, osqp_settings, n_eff, progress,
+        top_penalties,
+    )  # fmt: skip
+
+
+def needs_folds(lams, taus, top_penalties) -> bool:
+    """Whether a fit needs cross-validation folds: a penalty to choose, or a top-label
+    correction (fitted on held-out probabilities even at a given penalty)."""
+    return len(lams) > 1 or len(taus) > 1 or any(np.isfinite(t) for t in top_penalties)
 
 
 def fit_source(
@@ -213,32 +260,35 @@ def fit_source(
     osqp_settings: dict,
     n_eff: float,
     progress=None,
+    top_penalties: Sequence[float] = (np.inf,),
 ) -> SharedFit:
     """The fit on a source of statistics (in memory or on dask): the cross-validated path
     over ``lams`` (without class biases when ``taus`` is a grid), the one-standard-error
     rule toward the largest ``lam``; then, at that ``lam``, the path over the biases'
     ridges ``taus`` with the same rule toward no biases; then the final fit on every row
-    from the mean of the chosen penalties' fold solutions."""
+    from the mean of the chosen penalties' fold solutions; and the top-label correction
+    from the held-out probabilities of the chosen penalties' folds."""
     with one_blas_thread():  # small dense algebra only: threads would only spin
-        return _fit_source(source, axes, scales, degree, lams, taus, osqp_settings, n_eff, progress)
+        return _fit_source(source, axes, scales, degree, lams, taus, osqp_settings, n_eff,
+                           progress, top_penalties)  # fmt: skip
 
 
-def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progress):
+def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progress, tops):
     M = len(axes)
     layout = shared_layout(M, degree)
     ridge = base_ridge(n_eff)
     x0 = np.zeros(layout.n_coef)
     x0[:M] = 1.0 / M  # temperature 1 of the averaged log-probabilities
     lam, tau = float(lams[0]), float(taus[0])
-    x_start, cv_scores, cv_se, heldout = x0, None, None, None
-    if len(lams) > 1 or len(taus) > 1:
+    x_start, cv_scores, cv_se, heldout, chosen_folds = x0, None, None, None, None
+    if needs_folds(lams, taus, tops):
         first = taus[0] if len(taus) == 1 else np.inf
         starts = [x0] * len(source.fold_keys())
         path = cv_path(source, layout, [(v, first) for v in lams], starts, settings, ridge,
                        progress=progress, se_rule=paired_se)  # fmt: skip
         pick = one_se_index(path.held, path.w)
         lam, tau = path.settings[pick]
-        x_start = np.mean(path.solutions[pick], axis=0)
+        chosen_folds = path.solutions[pick]
         heldout = path.held[pick]
         done, held = list(path.settings), [path.held]
         if len(lams) > 1 and pick == len(lams) - 1:
@@ -251,18 +301,28 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
             chosen = one_se_index(candidates, path.w)
             if chosen > 0:
                 tau = bias.settings[chosen - 1][1]
-                x_start = np.mean(bias.solutions[chosen - 1], axis=0)
+                chosen_folds = bias.solutions[chosen - 1]
                 heldout = bias.held[chosen - 1]
                 # (at tau n <= 0.01 a smaller ridge could not fit the data any closer)
                 if chosen == len(grid) and tau * n_eff > 0.01:
                     _warn_edge(f"bias_penalty={tau:g}", "the bias penalty grid")
             done += bias.settings
             held.append(bias.held)
-        losses = np.vstack(held)
-        mean = losses @ path.w / path.w.sum()
-        se = paired_se(losses, path.w, int(np.argmin(mean)))
-        cv_scores = {k: float(v) for k, v in zip(done, mean, strict=True)}
-        cv_se = {k: float(v) for k, v in zip(done, se, strict=True)}
+        x_start = np.mean(chosen_folds, axis=0)
+        if len(lams) > 1 or len(taus) > 1:
+            losses = np.vstack(held)
+            mean = losses @ path.w / path.w.sum()
+            se = paired_se(losses, path.w, int(np.argmin(mean)))
+            cv_scores = {k: float(v) for k, v in zip(done, mean, strict=True)}
+            cv_se = {k: float(v) for k, v in zip(done, se, strict=True)}
+    top = None
+    if chosen_folds is not None and any(np.isfinite(t) for t in tops):
+        sample = source.heldout_sample(list(zip(source.fold_keys(), chosen_folds, strict=True)))
+        top = choose(sample, tops)
+        if top.heldout is not None:  # the held-out loss of the corrected model
+            heldout = top.heldout
+        if progress is not None:
+            progress.step(f"top-label correction, penalty={top.penalty:g}")
     final = Problem(key=None, x=x_start, lam=lam, total=source.total(None), tau=tau)
     newton(source, layout, [final], settings, ridge)
     if progress is not None:
@@ -274,7 +334,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
     else:
         heldout = None
     return SharedFit(axes, tuple(scales), int(degree), final.x, float(lam), float(tau),
-                     cv_scores, cv_se, final.n_iter, final.status, heldout)  # fmt: skip
+                     cv_scores, cv_se, final.n_iter, final.status, heldout, top)  # fmt: skip
 
 
 def _warn_edge(what: str, grid: str) -> None:
@@ -308,8 +368,9 @@ def _eta(Z: np.ndarray, U: np.ndarray, c, coefs, bias) -> np.ndarray:
     return eta
 
 
-def shared_proba(S: np.ndarray, scales, floors, lookups, c, coefs, bias) -> np.ndarray:
-    """Class probabilities (n, C) of the class-shared model at scores ``S`` (n, M, C)."""
+def shared_proba(S: np.ndarray, scales, floors, lookups, c, coefs, bias, top=None) -> np.ndarray:
+    """Class probabilities (n, C) of the class-shared model at scores ``S`` (n, M, C), with
+    the top-label correction ``top`` (its ``theta``; None or empty: none)."""
     n, M, C = S.shape
     out = np.empty((n, C))
     step = max(1, BLOCK_PAIRS // C)
@@ -322,9 +383,12 @@ def shared_proba(S: np.ndarray, scales, floors, lookups, c, coefs, bias) -> np.n
             Z[:, m] = log_probabilities(S[rows, m, :], scales[m], floors[m])
             U[:, m] = lookups[m](Z[:, m].ravel()).reshape(r, C)
         out[rows] = _softmax_capped(_eta(Z, U, c, coefs, bias))
+        if top is not None:
+            out[rows] = reweight(out[rows], top)
     return out
 
 
-def shared_proba_normalized(Z: np.ndarray, U: np.ndarray, c, coefs, bias) -> np.ndarray:
+def shared_proba_normalized(Z: np.ndarray, U: np.ndarray, c, coefs, bias, top=None) -> np.ndarray:
     """Class probabilities at log-probabilities ``Z`` and their normalized values ``U``."""
-    return _softmax_capped(_eta(Z, U, c, coefs, bias))
+    P = _softmax_capped(_eta(Z, U, c, coefs, bias))
+    return P if top is None else reweight(P, top)

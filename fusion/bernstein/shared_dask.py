@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._multiclass import resolve_classes
+from .._multiclass import column_of, resolve_classes
 from .distributed import _align, _block_labels, _block_weights, _dask, _tree_reduce
 from .multinomial import Tables
 from .pairs import (
     PairBlock,
+    ScoreRange,
     axis_histograms,
     axis_ranges,
     detect_scale,
@@ -39,10 +40,13 @@ from .shared import (
     bin_features,
     block_curvature,
     block_heldout,
+    block_heldout_sample,
     block_problem_stats,
     fit_source,
+    needs_folds,
     shared_layout,
 )
+from .toplabel import Sample
 
 __all__ = ["is_multiclass_dask", "DaskPlan", "DaskSource", "fit_shared_dask", "proba_dask"]
 
@@ -95,6 +99,7 @@ class DaskPlan:
     degree_for: Callable[[int, int], int]
     lams_for: Callable[[int], list]
     taus: list
+    top_penalties: list
     cv_sample: Callable[[int, int], float]
     osqp_settings: dict
     progress: Callable[[int], object]
@@ -107,12 +112,13 @@ class DaskPlan:
 def _checked(Sb, yb, wb, i: int, scale):
     Sb = np.asarray(Sb)
     n = Sb.shape[0]
-    finite = np.isfinite(Sb)
-    if not finite.all():
-        r, m, k = (int(v[0]) for v in np.nonzero(~finite))
+    bad = np.isnan(Sb) | (Sb == np.inf)
+    if bad.any():
+        r, m, k = (int(v[0]) for v in np.nonzero(bad))
         raise ValueError(
             f"S[{r}, {m}, {k}] of block {i} is {Sb[r, m, k]}: the class-shared model needs "
-            "finite scores (probabilities or logits)."
+            "every class score (logits, log-probabilities where -inf is a probability of 0, "
+            "or probabilities)."
         )
     yb = _block_labels(yb, n, i)
     wb = _block_weights(wb, n, i, scale)
@@ -120,15 +126,14 @@ def _checked(Sb, yb, wb, i: int, scale):
 
 
 def _summary(Sb, yb, wb, i: int, scale) -> dict:
-    """Pass 1: the block's distinct labels, kept rows, weight and score range per scorer."""
+    """Pass 1: the block's distinct labels, kept rows, weight and every scorer's
+    :class:`~fusion.bernstein.pairs.ScoreRange`."""
     Sb, yb, wb = _checked(Sb, yb, wb, i, scale)
     kept = wb > 0
     Sk = Sb[kept]
-    M = Sb.shape[1]
-    lo = np.array([float(Sk[:, m].min()) if Sk.size else np.inf for m in range(M)])
-    hi = np.array([float(Sk[:, m].max()) if Sk.size else -np.inf for m in range(M)])
+    ranges = [ScoreRange.of(Sk[:, m, :]) for m in range(Sb.shape[1])]
     return {"labels": np.unique(yb[kept]), "n": int(kept.sum()), "w": float(wb.sum()),
-            "lo": lo, "hi": hi}  # fmt: skip
+            "ranges": ranges}  # fmt: skip
 
 
 def _merge_summaries(parts: list[dict]) -> dict:
@@ -136,8 +141,7 @@ def _merge_summaries(parts: list[dict]) -> dict:
         "labels": np.unique(np.concatenate([p["labels"] for p in parts])),
         "n": sum(p["n"] for p in parts),
         "w": sum(p["w"] for p in parts),
-        "lo": np.min([p["lo"] for p in parts], axis=0),
-        "hi": np.max([p["hi"] for p in parts], axis=0),
+        "ranges": [ScoreRange.merge(r) for r in zip(*[p["ranges"] for p in parts], strict=True)],
     }
 
 
@@ -145,7 +149,7 @@ def _kept(Sb, yb, wb, i, scale, labels):
     Sb, yb, wb = _checked(Sb, yb, wb, i, scale)
     kept = wb > 0
     Sb, yb, wb = Sb[kept], yb[kept], wb[kept]
-    index = np.searchsorted(labels, yb)
+    index = column_of(labels, yb)
     return Sb, index, wb
 
 
@@ -161,7 +165,7 @@ def _histograms(Sb, yb, wb, i, scale, labels, scales, ranges, mean_w):
 
 def _build(Sb, yb, wb, i, scale, labels, scales, axes, mean_w, n_folds, seed, sample):
     Sb, index, wb = _kept(Sb, yb, wb, i, scale, labels)
-    fold = row_folds(Sb, index, n_folds, seed, sample) if n_folds else None
+    fold = row_folds(Sb, index, n_folds, seed, sample, scales) if n_folds else None
     return PairBlock.build(Sb, index, wb / mean_w, fold, n_folds, axes, scales)
 
 
@@ -199,6 +203,7 @@ class DaskSource:
         self.layout = layout
         self.n_folds = n_folds
         self.n_classes = C
+        self.axes = axes
         self.Phi, self.feats = bin_features(axes, degree)
         parts = dask.compute(*[dask.delayed(_segment_weights)(b) for b in blocks])
         self.weights, self.by_class = {}, {}
@@ -248,6 +253,16 @@ class DaskSource:
         parts = dask.compute(*[dask.delayed(_heldout_weights)(b, folds) for b in self.blocks])
         return np.concatenate([p[j] for j in range(len(folds)) for p in parts])
 
+    def heldout_sample(self, requests):
+        """Every held-out row's fused probabilities under its fold's ``x``, in the order of
+        :meth:`heldout_losses` (fold after fold, block after block)."""
+        dask, _ = _dask()
+        f = dask.delayed(block_heldout_sample, pure=True)
+        parts = dask.compute(
+            *[f(b, [req], self.layout, self.axes) for req in requests for b in self.blocks]
+        )
+        return Sample.concatenate([p for p in parts if p is not None])
+
     def heldout_losses(self, requests) -> np.ndarray:
         dask, _ = _dask()
         tables = dask.delayed(self._tables(requests), pure=True)
@@ -294,11 +309,11 @@ def fit_shared_dask(S, y, sample_weight, classes, plan: DaskPlan):
             f"at least 2 training rows with positive sample_weight are needed, got {n}."
         )
     labels = resolve_classes(info["labels"], C, classes, ya.dtype)
-    scales = [detect_scale(None, plan.base, info["lo"][m], info["hi"][m]) for m in range(M)]
+    scales = [detect_scale(info["ranges"][m], plan.base, m) for m in range(M)]
     mean_w = info["w"] / n
     degree = plan.degree_for(M, n)
     lams = plan.lams_for(n)
-    n_folds = int(plan.cv) if len(lams) > 1 or len(plan.taus) > 1 else 0
+    n_folds = int(plan.cv) if needs_folds(lams, plan.taus, plan.top_penalties) else 0
 
     common = (scale, labels, scales)
     f = dask.delayed(_ranges, pure=True)
@@ -318,10 +333,11 @@ def fit_shared_dask(S, y, sample_weight, classes, plan: DaskPlan):
     # the blocks' bins were cut with the axes before their means were known: only the means
     # (zbar, ubar) were added since, and they are read on the client (bin_features)
     source = DaskSource(blocks, shared_layout(M, degree), degree, axes, n_folds, C)
-    progress = plan.progress(len(lams), len(plan.taus))
+    progress = plan.progress(len(lams), len(plan.taus), plan.top_penalties)
     fit = fit_source(
-        source, axes, scales, degree, lams, plan.taus, plan.osqp_settings, info["w"], progress
-    )
+        source, axes, scales, degree, lams, plan.taus, plan.osqp_settings, info["w"], progress,
+        plan.top_penalties,
+    )  # fmt: skip
     progress.close()
     return fit, labels, M, C
 

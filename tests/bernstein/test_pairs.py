@@ -12,6 +12,7 @@ from fusion.bernstein.pairs import (
     LOG_TINY,
     SHARED_KNOTS,
     PairData,
+    ScoreRange,
     detect_scale,
     histogram,
     knots_from_histogram,
@@ -26,13 +27,53 @@ def _scores(n=300, M=2, C=5, seed=0, dtype=np.float64):
     return softmax(L, axis=2).astype(dtype), rng.integers(0, C, n)
 
 
-def test_scale_is_decided_by_the_range_unless_given():
+def _scale(S, base):
+    return detect_scale(ScoreRange.of(S), base)
+
+
+def test_scale_is_decided_by_the_range_and_the_row_sums_unless_given():
     P, _ = _scores()
-    assert detect_scale(P, "auto") == "probability"
-    assert detect_scale(np.log(P), "auto") == "logit"
-    assert detect_scale(P, "identity") == "logit"  # the user says: these are logits
+    P = P[:, 0]
+    assert _scale(P, "auto") == "probability"
+    assert _scale(np.log(P), "auto") == "logit"
+    assert _scale(P, "identity") == "logit"  # the user says: these are logits
     with pytest.raises(ValueError, match=r"base='logit' takes class probabilities.*identity"):
-        detect_scale(np.log(P), "logit")
+        _scale(np.log(P), "logit")
+    # one-vs-rest probabilities need not sum to one
+    assert _scale(0.5 * P + 0.2, "auto") == "probability"
+
+
+def test_probabilities_with_negative_values_are_refused():
+    P, _ = _scores()
+    P = P[:, 0].copy()
+    P[0, :2] += [-0.05, 0.05]  # rows still sum to one, one value below 0
+    P[0, 0] = -0.01
+    P[0, 1] = 1 - P[0, 2:].sum() + 0.01
+    with pytest.raises(ValueError, match=r"look like probabilities.*np.clip"):
+        _scale(P, "auto")
+    Q, _ = _scores()
+    Q = Q[:, 0].copy()
+    Q[0, 0] -= 1e-9  # a rounding error is a probability of 0
+    assert _scale(Q, "auto") == "probability"
+
+
+def test_minus_infinity_is_a_probability_of_zero():
+    P, _ = _scores()
+    P = P[:, 0].copy()
+    P[:5, 0] = 0.0
+    P /= P.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        L = np.log(P)  # -inf where P is 0
+    assert _scale(L, "auto") == "logit"
+    np.testing.assert_allclose(
+        log_probabilities(L, "logit", floor=-40.0), log_probabilities(P, "probability", -40.0),
+        atol=1e-12,
+    )  # fmt: skip
+    for bad, match in ((np.nan, "NaN"), (np.inf, r"\+inf")):
+        L2 = L.copy()
+        L2[3, 2] = bad
+        with pytest.raises(ValueError, match=match):
+            _scale(L2, "auto")
 
 
 def test_logits_give_the_log_probabilities_of_their_softmax():
@@ -41,6 +82,10 @@ def test_logits_give_the_log_probabilities_of_their_softmax():
     z = log_probabilities(L, "logit")
     np.testing.assert_allclose(z, log_softmax(L, axis=1), atol=1e-12)
     np.testing.assert_allclose(log_probabilities(softmax(L, axis=1), "probability"), z, atol=1e-9)
+    # probabilities are normalized: a row that sums to 0.99 means the same distribution
+    np.testing.assert_allclose(
+        log_probabilities(0.99 * softmax(L, axis=1), "probability"), z, atol=1e-9
+    )
 
 
 def test_zero_probabilities_become_the_floor_not_minus_infinity():
@@ -65,6 +110,21 @@ def test_folds_depend_only_on_each_row_content():
     assert not np.array_equal(row_folds(S, y, 5, seed=1), f)  # the seed matters
     # the label is part of the content
     assert not np.array_equal(row_folds(S, (y + 1) % 5, 5, 0), f)
+
+
+def test_folds_are_the_same_for_logits_log_probabilities_and_probabilities():
+    rng = np.random.default_rng(4)
+    L = rng.normal(size=(2_000, 2, 10)) * 4
+    y = rng.integers(0, 10, 2_000)
+    f = row_folds(L, y, 5, 0, scales=["logit"] * 2)
+    shifted = L + rng.normal(size=(2_000, 2, 1)) * 50  # a constant added to every row
+    np.testing.assert_array_equal(row_folds(shifted, y, 5, 0, scales=["logit"] * 2), f)
+    logp = log_softmax(L, axis=2)
+    np.testing.assert_array_equal(row_folds(logp, y, 5, 0, scales=["logit"] * 2), f)
+    P = softmax(L, axis=2)
+    np.testing.assert_array_equal(row_folds(P, y, 5, 0, scales=["probability"] * 2), f)
+    mixed = np.stack([L[:, 0], P[:, 1]], axis=1)
+    np.testing.assert_array_equal(row_folds(mixed, y, 5, 0, scales=["logit", "probability"]), f)
 
 
 def test_normalization_is_strictly_increasing_inside_the_unit_interval():
