@@ -457,8 +457,7 @@ def read(folder: str) -> str:
     info = json.loads((path / "run.json").read_text(encoding="utf-8"))
     df = pd.read_csv(path / "fits.csv", keep_default_na=False, na_values=[""])
     splits = pd.read_csv(path / "splits.csv")
-    for frame in (df,):
-        for col in ("error", "reason", "detail", "warning"):
-            if col in frame:
-                frame[col] = frame[col].fillna("").astype(str)
+    for col in ("error", "detail", "warning"):  # empty texts come back as NaN
+        if col in df:
+            df[col] = df[col].fillna("").astype(str)
     return markdown(None, info["command"], df=df, splits=splits, notes=info["notes"])
