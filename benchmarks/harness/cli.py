@@ -1,11 +1,13 @@
-"""Command-line pieces both benchmarks share: the options that mean the same in both, the
-check for the optional packages, partial results, rebuilding a report and the command line
-a report quotes."""
+"""Command-line pieces the benchmarks share: the options that mean the same in each, the
+check for the optional packages, partial results, rebuilding a report, the command line a
+report quotes and the provenance of the code measured."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -17,6 +19,7 @@ __all__ = [
     "add_process_options",
     "partial_writer",
     "announce",
+    "provenance",
 ]
 
 
@@ -149,3 +152,36 @@ def announce(paths: Iterable[Path]) -> None:
     """Say on stderr which files were written."""
     for path in paths:
         print(f"wrote {path}", file=sys.stderr)
+
+
+def provenance() -> str:
+    """The commit of the checkout and whether fusion/ has uncommitted changes (read-only
+    git commands), and the load average."""
+    import fusion
+
+    root = Path(__file__).resolve().parents[2]
+    imported = Path(fusion.__file__).resolve().parent
+    if imported.parent != root:
+        return f"fusion imported from {imported}, not from this checkout"
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--", "fusion"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout
+    except OSError:
+        return "git not available"
+    changed = sorted({line[3:] for line in status.splitlines() if len(line) > 3})
+    text = f"fusion at commit {head or '?'}"
+    if changed:
+        shown = ", ".join(changed[:4])
+        if len(changed) > 4:
+            shown += f" and {len(changed) - 4} more"
+        text += f" with uncommitted changes in {len(changed)} file(s) under fusion/ ({shown})"
+    if hasattr(os, "getloadavg"):
+        text += "; load average at the start " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return text

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 from harness import cli as _cli
 
@@ -117,39 +114,6 @@ def _select(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple:
     return tuple(setups)
 
 
-def _provenance() -> str:
-    """The commit of the checkout and whether fusion/ has uncommitted changes (read-only
-    git commands), and the load average."""
-    import fusion
-
-    root = Path(__file__).resolve().parents[2]
-    imported = Path(fusion.__file__).resolve().parent
-    if imported.parent != root:
-        return f"fusion imported from {imported}, not from this checkout"
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--", "fusion"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        ).stdout
-    except OSError:
-        return "git not available"
-    changed = sorted({line[3:] for line in status.splitlines() if len(line) > 3})
-    text = f"fusion at commit {head or '?'}"
-    if changed:
-        shown = ", ".join(changed[:4])
-        if len(changed) > 4:
-            shown += f" and {len(changed) - 4} more"
-        text += f" with uncommitted changes in {len(changed)} file(s) under fusion/ ({shown})"
-    if hasattr(os, "getloadavg"):
-        text += "; load average at the start " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return text
-
-
 def _logger(enabled: bool):
     start = time.perf_counter()
 
@@ -185,7 +149,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str
         cache_dir=None if args.no_cache else args.cache,
     )
     log = _logger(args.no_progress)
-    notes = [_provenance()]
+    notes = [_cli.provenance()]
     partial = _cli.partial_writer(args.out)
 
     def on_rows(rows: list[dict]) -> None:

@@ -160,12 +160,16 @@ class TemperatureOfAverage(ClassifierMixin, BaseEstimator):
     """Temperature scaling of the averaged log-probabilities: ``softmax(mean_m log p_m / T)``
     (:func:`average_log_probabilities`, :func:`fit_temperature`)."""
 
+    #: ``S`` (n, M, C) -> the (n, C) log-probabilities that are scaled (a subclass may read
+    #: other inputs, e.g. logits).
+    _features = staticmethod(average_log_probabilities)
+
     def fit(self, S, y):
-        self.temperature_ = fit_temperature(average_log_probabilities(S), y)
+        self.temperature_ = fit_temperature(self._features(S), y)
         return self
 
     def predict_proba(self, S):
-        return softmax(average_log_probabilities(S) / self.temperature_, axis=1)
+        return softmax(self._features(S) / self.temperature_, axis=1)
 
     def describe(self) -> str:
         return f"T={self.temperature_:.4g}"
@@ -175,10 +179,13 @@ class MemberTemperatureAverage(ClassifierMixin, BaseEstimator):
     """Each member temperature-scaled (its own ``T_m``), then the mean of the ``M``
     calibrated distributions."""
 
+    #: One member's (n, C) scores -> its log-probabilities.
+    _member_features = staticmethod(log_probabilities)
+
     def fit(self, S, y):
         S = np.asarray(S)
         self.temperatures_ = np.array(
-            [fit_temperature(log_probabilities(S[:, m]), y) for m in range(S.shape[1])]
+            [fit_temperature(self._member_features(S[:, m]), y) for m in range(S.shape[1])]
         )
         return self
 
@@ -186,7 +193,7 @@ class MemberTemperatureAverage(ClassifierMixin, BaseEstimator):
         S = np.asarray(S)
         out = np.zeros((S.shape[0], S.shape[2]))
         for m, t in enumerate(self.temperatures_):
-            out += softmax(log_probabilities(S[:, m]) / t, axis=1)
+            out += softmax(self._member_features(S[:, m]) / t, axis=1)
         return out / S.shape[1]
 
     def describe(self) -> str:
@@ -200,11 +207,14 @@ class VectorScaling(ClassifierMixin, BaseEstimator):
     temperature scaling (``a = 1 / T``, ``b = 0``), so its training log-loss is never above
     temperature scaling's."""
 
+    #: ``S`` (n, M, C) -> the (n, C) log-probabilities that are scaled.
+    _features = staticmethod(average_log_probabilities)
+
     def __init__(self, max_iter: int = VECTOR_MAX_ITER):
         self.max_iter = max_iter
 
     def fit(self, S, y):
-        L = average_log_probabilities(S)
+        L = self._features(S)
         y = np.asarray(y)
         n, C = L.shape
         rows = np.arange(n)
@@ -233,7 +243,7 @@ class VectorScaling(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, S):
-        return softmax(average_log_probabilities(S) * self.scale_ + self.bias_, axis=1)
+        return softmax(self._features(S) * self.scale_ + self.bias_, axis=1)
 
     def describe(self) -> str:
         return (

@@ -8,6 +8,9 @@
   Cooper 2016 or averaged over non-empty bins as in Wang, Li & Dang 2019, eq. (70)).
 * :func:`top_label_ece`, :func:`top_label_bins`, :func:`classwise_ece` -- multi-class
   binned calibration errors (15 equal-width bins by default, mass-weighted).
+* :func:`smooth_ece`, :func:`top_label_smooth_ece` -- the binning-free smooth ECE of
+  Blasiok & Nakkiran (2023): a reflected-Gaussian kernel smoothing of the reliability
+  diagram at its fixed-point bandwidth, binary or on the top-label confidence.
 * :func:`grid_ece`, :func:`grid_mce`, :func:`grid_calibration_table` -- the grid metrics of
   Wang & Liu (2020, Sec. 5.2) on the ECDF-normalized cube of a fitted fusion estimator.
 * :func:`calibration_measure` -- the binning-free empirical calibration measure ``c_emp`` of
@@ -37,6 +40,7 @@ from .binned import (
 from .grid import GridCalibration, grid_calibration_table, grid_ece, grid_mce
 from .measure import calibration_measure
 from .scores import brier_score, log_loss
+from .smooth import smooth_ece, top_label_smooth_ece
 
 __all__ = [
     "brier_score",
@@ -47,6 +51,8 @@ __all__ = [
     "top_label_ece",
     "top_label_bins",
     "classwise_ece",
+    "smooth_ece",
+    "top_label_smooth_ece",
     "grid_ece",
     "grid_mce",
     "grid_calibration_table",

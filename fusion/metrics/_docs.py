@@ -26,16 +26,13 @@ pos_label : optional
     The positive label when ``y`` is not 0/1 or bool.
 labels : array-like of shape (2,), optional
     The two sorted classes, when ``y`` holds only one of them.""",
-    "top_label_args": """\
+    "top_label_y_p": """\
 y : array-like of shape (n,)
     Labels of any hashable, sortable kind.
 p : array-like of shape (n, C) or (n,)
     Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
-    binary positive-class probability.
-n_bins : int, default=15
-    Number of bins.
-strategy : {"uniform", "quantile"}, default="uniform"
-    Equal-width bins of ``[0, 1]`` or equal-count bins.
+    binary positive-class probability.""",
+    "top_label_labels": """\
 labels : array-like of shape (C,), optional
     The sorted classes of the columns, when ``y`` does not hold every class.
 pos_label : optional
@@ -70,6 +67,16 @@ def _sections(arguments: str, see_also: str = "") -> str:
     return text + (f"\n\nSee Also\n--------\n{see_also}" if see_also else "")
 
 
+FRAGMENTS["top_label_args"] = (
+    FRAGMENTS["top_label_y_p"]
+    + """
+n_bins : int, default=15
+    Number of bins.
+strategy : {"uniform", "quantile"}, default="uniform"
+    Equal-width bins of ``[0, 1]`` or equal-count (equal-mass) bins.
+"""
+    + FRAGMENTS["top_label_labels"]
+)
 FRAGMENTS["top_label_metric"] = _sections("top_label_args")
 FRAGMENTS["grid_metric"] = _sections("grid_args", "grid_calibration_table : the per-cell values.")
 
