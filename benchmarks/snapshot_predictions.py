@@ -9,8 +9,11 @@ Run from the repository root, before and after a change (for example with ``git 
 
 The fits: the default model at M = 2, 3, 5 (on rows) and M = 2 at 60,000 rows (on cells),
 weighted; the rank-only model at M = 2, 3 and with ``structure="auto"`` at M = 4; bootstrap
-intervals of both models; CopulaFusion, MR-MIC, RPR and ENIR; the class-shared, per-class
-and ``"auto"`` multi-class models (C = 10); with ``--dask``, the default, rank-only and
+intervals of both models; CopulaFusion, MR-MIC, RPR, ENIR and the Platt, isotonic and
+histogram calibrators; the default, rank-only and RPR fits on an ECDF sketch
+(``ecdf_knots=300``); the default model and ENIR with missing scores; the class-shared,
+per-class and ``"auto"`` multi-class models (C = 10) and the per-class rank-only and ENIR
+ones; with ``--dask``, the default, rank-only and
 class-shared models on a local cluster. ``compare`` prints, for every entry, "identical" or
 the largest difference, and exits with 1 unless all are bit-identical.
 """
@@ -66,6 +69,26 @@ def predictions(dask: bool) -> dict[str, np.ndarray]:
             out[method] = fusion.fit(S, y, method=method).predict_proba(St)
         except Exception as e:  # noqa: BLE001
             print(method, e)
+    for name, cls in (
+        ("platt", fusion.PlattCalibrator),
+        ("isotonic", fusion.IsotonicCalibrator),
+        ("histogram", fusion.HistogramBinningCalibrator),
+    ):
+        out[name] = cls().fit(S, y).predict_proba(St)
+    # the ECDF sketch (ecdf_knots below the distinct values), and missing scores
+    S, y = binary(3000, 2, 11)
+    St, _ = binary(2000, 2, 111)
+    out["sketch_default"] = BernsteinFusion(ecdf_knots=300).fit(S, y).predict_proba(St)
+    out["sketch_rankonly"] = (
+        BernsteinFusion(base=None, degree=3, ecdf_knots=300).fit(S, y).predict_proba(St)
+    )
+    out["sketch_rpr"] = fusion.fit(S, y, method="rpr", ecdf_knots=300).predict_proba(St)
+    Sm = S.copy()
+    Sm[::7, 0] = np.nan
+    Stm = St.copy()
+    Stm[::5, 1] = np.nan
+    out["missing_default"] = BernsteinFusion(missing="marginal").fit(Sm, y).predict_proba(Stm)
+    out["missing_enir"] = fusion.fit(Sm, y, method="enir", missing="marginal").predict_proba(Stm)
     # multi-class
     C, M, n = 10, 3, 3000
     r = np.random.default_rng(5)
@@ -79,6 +102,10 @@ def predictions(dask: bool) -> dict[str, np.ndarray]:
         BernsteinFusion(multiclass="per-class").fit(Smc[:n], yy[:n]).predict_proba(Smc[n:])
     )
     out["auto_mc"] = fusion.fit(Smc[:n], yy[:n]).predict_proba(Smc[n:])
+    out["perclass_rankonly"] = (
+        BernsteinFusion(base=None, degree=2).fit(Smc[:n], yy[:n]).predict_proba(Smc[n:])
+    )
+    out["perclass_enir"] = fusion.fit(Smc[:n], yy[:n], method="enir").predict_proba(Smc[n:])
     if dask:
         import dask.array as da
         from distributed import Client, LocalCluster

@@ -184,6 +184,10 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
     #: Whether ``_fit_scores`` takes rows with missing (NaN) normalized scores itself; else
     #: the base fits on complete rows only (missing="marginal").
     _fits_missing: ClassVar[bool] = False
+    #: Whether the model depends on the scores only through their ECDF values, so that it is
+    #: invariant under strictly increasing transforms of a score: such a method normalizes
+    #: a score between two training scores by its position alone (see ``_ecdf_between``).
+    _rank_based: ClassVar[bool] = False
     #: scikit-learn parameter constraints, validated once at ``fit``.
     _parameter_constraints: ClassVar[dict] = {}
     #: Names of the fitted attributes this class adds (persistence saves exactly the union
@@ -231,6 +235,20 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
     def _calibrate_scores(self, S: np.ndarray, U: np.ndarray) -> np.ndarray:
         """The fitted probability at scores ``S`` with normalized values ``U``."""
         return self._calibrate(U)
+
+    def _ecdf_between(self) -> str:
+        """How a score between two knots of ``ecdf_`` is normalized (the ``between`` of
+        :meth:`~fusion.ecdf.ECDFNormalizer.transform`), derived from the class and its
+        parameters so that a saved model needs no record of it.
+
+        ``"step"`` for a rank-based model (``_rank_based``): the value of a new score then
+        depends only on where it falls among the training scores (the mean of its two
+        neighbours' values), so predictions are invariant under strictly increasing
+        transforms of a score at every point, not only at the training scores, and are step
+        functions of a score between training values (steps of about ``1 / n``).
+        ``"linear"`` otherwise: interpolation on the scores' own scale, continuous.
+        """
+        return "step" if self._rank_based else "linear"
 
     def _fit_proba_bounds(self, S: np.ndarray, U: np.ndarray, w: np.ndarray) -> np.ndarray:
         """``proba_bounds_`` from the complete training rows (``w``: canonical weights): by
@@ -434,7 +452,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
             n_knots=n_knots, allow_nan=getattr(self, "missing", "error") == "marginal"
         )
         unit = bool(np.all(w == 1.0))
-        U = ecdf.fit_transform(S, sample_weight=None if unit else w)
+        U = ecdf.fit_transform(S, sample_weight=None if unit else w, between=self._ecdf_between())
         self.ecdf_knots_ = n_knots
         self.ecdf_error_bound_ = ecdf.error_bound_
         return ecdf, U
@@ -502,7 +520,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         """``P(Y = classes_[1])`` for raw scores (missing scores integrated out)."""
         check_is_fitted(self, "ecdf_")
         S = self._validated_scores(S)
-        U = self.ecdf_.transform(S)
+        U = self.ecdf_.transform(S, between=self._ecdf_between())
         missing = np.isnan(U).any(axis=1)
         if not missing.any():
             return self._checked(self._calibrate_scores(S, U), U)
@@ -569,7 +587,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         """Raw scores -> normalized points (direction applied), as ``calibrating_function``
         takes them."""
         check_is_fitted(self, "ecdf_")
-        return self.ecdf_.transform(self._validated_scores(S))
+        return self.ecdf_.transform(self._validated_scores(S), between=self._ecdf_between())
 
     def _integrate_missing(self, S: np.ndarray, U: np.ndarray) -> np.ndarray:
         """Probabilities of rows with missing scores: the calibrating function averaged over

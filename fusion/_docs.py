@@ -43,6 +43,18 @@ increasing, missing, ecdf_knots, random_state, verbose
     "combine_parameter": """\
 combine : {"mean", "logistic"}, default="mean"
     Reduction of ``M >= 2`` scores to one (:mod:`fusion.univariate.reduction`).""",
+    "rank_invariance": """\
+Rank-based: the model sees every score only through its ECDF value, and a score between two
+training scores is normalized to the mean of their two values, whatever its distance to
+either (``between="step"`` of :meth:`fusion.ECDFNormalizer.transform`). Its value, and
+so every prediction, depends only on where each score falls among the training scores: a
+strictly increasing transform of a score (logits instead of probabilities, ``exp``, a
+cubic), applied to the training and the new scores alike, leaves the predictions unchanged
+bit for bit, at new scores as at training ones. The price is that between two adjacent
+training values of a score the prediction is constant: a step function of the score, with
+steps of about ``1 / n`` on the normalized scale. With an ECDF sketch (``ecdf_knots``; from
+100,000 rows with ``"auto"``) the same holds relative to the sketch's knots, see
+:mod:`fusion.ecdf.sketch`.""",
     "reduction_attributes": """\
 combine_coef_, combine_intercept_, combine_knots_, combine_values_
     The reduction (see :mod:`fusion.univariate.reduction`).

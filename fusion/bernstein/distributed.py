@@ -253,13 +253,13 @@ def _merge_ranges(parts: list) -> tuple[float, float]:
     return min(p[0] for p in parts), max(p[1] for p in parts)
 
 
-def _direction_block(Sb, yb, wb, M: int, ecdf, positive, scale) -> np.ndarray:
+def _direction_block(Sb, yb, wb, M: int, ecdf, positive, scale, between) -> np.ndarray:
     """Pass for ``increasing="auto"``: per column the weighted sums of ``u``, ``u^2`` and
     ``u y``, and of ``1, y, y^2, w`` (rows: those sums, columns: the scores)."""
     Sb = np.asarray(Sb, dtype=float).reshape(-1, M)
     y01 = (np.asarray(yb).reshape(-1) == positive).astype(float)
     wb = _block_weights(wb, Sb.shape[0], -1, scale)
-    U = ecdf.transform(Sb)
+    U = ecdf.transform(Sb, between=between)
     one = np.ones(M)
     return np.array(
         [wb @ U, wb @ U**2, (wb * y01) @ U, one * wb.sum(), one * (wb @ y01), one * (wb @ wb)]
@@ -366,7 +366,7 @@ def _gram_block(Sb, yb, wb, i: int, M: int, model, positive, cands, cv, seed):
     yb = np.asarray(yb).reshape(-1)
     y01 = (yb == positive).astype(float)
     wb = _block_weights(wb, Sb.shape[0], i, model.weight_scale)
-    U = model.ecdf_.transform(Sb)
+    U = model.ecdf_.transform(Sb, between=model.between)
     if cv is None:
         return {k: accumulate_gram(U, y01, wb, d, components=c) for k, c, d in cands}
     fold = _block_folds(y01, cv, seed, i)
@@ -546,8 +546,10 @@ def _directions(est, blocks, ecdf, knots, positive, scale) -> tuple[np.ndarray, 
     if auto:
         f = dask.delayed(_direction_block, pure=True)
         ecdf_d = dask.delayed(ecdf, pure=True)
+        between = est._ecdf_between()
         parts = [
-            f(s, yb, wb, M, ecdf_d, positive, scale) for s, yb, wb in zip(*blocks, strict=True)
+            f(s, yb, wb, M, ecdf_d, positive, scale, between)
+            for s, yb, wb in zip(*blocks, strict=True)
         ]
         (sums,) = dask.compute(_tree_reduce(parts, _sum_arrays))
         z = _anti_alignment(sums)
@@ -604,7 +606,7 @@ def _cell_block(Sb, yb, wb, i: int, M: int, model, positive, edges, cv, seed) ->
     yb = np.asarray(yb).reshape(-1)
     y01 = (yb == positive).astype(float)
     wb = _block_weights(wb, Sb.shape[0], i, model.weight_scale)
-    U = model.ecdf_.transform(Sb)
+    U = model.ecdf_.transform(Sb, between=model.between)
     Z = model._features(U, Sb)
     fold = None if cv is None else hash_folds(U, y01, cv, seed)
     return block_sums(U, Z, y01, wb, edges, fold, 0 if cv is None else cv)
@@ -640,13 +642,14 @@ def _fit_logistic(est, blocks, model, classes, n: int, M: int) -> None:
 
 class _FeatureModel:
     """What the workers need of the model (plain data): the directions, the weights' range,
-    the ECDF and (default model) the scale constants of ``z``."""
+    the ECDF and its form between knots, and (default model) the scale constants of ``z``."""
 
     def __init__(self, est, weight_scale):
         self.increasing_ = est.increasing_
         self.reversal_offset_ = est.reversal_offset_
         self.weight_scale = weight_scale
         self.ecdf_ = est.ecdf_
+        self.between = est._ecdf_between()
 
     def set_scale(self, est) -> None:
         self.base_ = est.base_
@@ -671,7 +674,8 @@ def _proba_block(Sb, model, block_id=None):
     i = block_id[0] if block_id else "?"
     Sb = _block_scores(Sb, i, model.n_features_in_)
     Sb = model._apply_direction(Sb)
-    return model._proba_normalized(model.ecdf_.transform(Sb), Sb)
+    U = model.ecdf_.transform(Sb, between=model._ecdf_between())
+    return model._proba_normalized(U, Sb)
 
 
 def _label_block(p, classes):

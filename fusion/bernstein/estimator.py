@@ -87,16 +87,22 @@ class BernsteinFusion(
     chunks. From M = 3 on ``f`` may instead be a sum of monotone univariate or bivariate
     Bernstein polynomials, chosen with the degree by the same cross-validation (see
     ``structure``): ``(K + 1)^M`` coefficients make the tensor too costly beyond low degrees.
-    It depends on the scores only through their ranks.
+    It depends on the scores only through their ranks: a score between two training scores
+    is normalized to the mean of their two ECDF values, whatever its distance to either.
 
     Guarantees (both models): the fused probability is non-decreasing in every score,
-    everywhere (not only at training points), and continuous. The default model's
-    predictions lie strictly inside ``(0, 1)`` (the linear predictor is capped at
-    ``+-35``, so none rounds to 0 or 1); the rank-only model's lie in ``[0, 1]`` and are
-    unchanged by any strictly increasing transform of a score. Neither model can put a
-    negative weight on a score, as unconstrained logistic regression on logits sometimes
-    does (an overfitted or saturated scorer given a sharper one): where that helps, the
-    monotone fit cannot follow.
+    everywhere (not only at training points). The default model's is continuous in the
+    scores, and its predictions lie strictly inside ``(0, 1)`` (the linear predictor is
+    capped at ``+-35``, so none rounds to 0 or 1). The rank-only model's predictions lie in
+    ``[0, 1]`` and are unchanged, bit for bit and at every score (new ones included), by any
+    strictly increasing transform of a score applied to the training and the new scores
+    alike; the price is that it is a step function of each raw score, constant between two
+    adjacent training values (steps of about ``1 / n`` on the normalized scale, where ``f``
+    is a continuous polynomial). With an ECDF sketch (``ecdf_knots``; from 100,000 rows with
+    ``"auto"``, and on dask) this holds relative to the sketch's knots
+    (:mod:`fusion.ecdf.sketch`). Neither model can put a negative weight on a score, as
+    unconstrained logistic regression on logits sometimes does (an overfitted or saturated
+    scorer given a sharper one): where that helps, the monotone fit cannot follow.
 
     Parameters
     ----------
@@ -486,6 +492,11 @@ class BernsteinFusion(
         high = max(1.0 - eps, float(hi)) if hi < 1.0 - SATURATED else 1.0 - eps
         return np.array([low, high])
 
+    def _ecdf_between(self) -> str:
+        # The rank-only model is rank-based; the default model uses the scores' own scale
+        # anyway, and keeps the ECDF continuous in them.
+        return "step" if self.base is None else "linear"
+
     def _fit_scores(self, S, U, y, w):
         # The default model's linear features come from the scores themselves.
         if self.base is None:
@@ -525,7 +536,7 @@ class BernsteinFusion(
         if self._is_multiclass() or np.ndim(S) != 2 or self.missing != "error":
             return super().predict_proba(S)
         S = self._validated_scores(S)
-        return self._proba_normalized(self.ecdf_.transform(S), S)
+        return self._proba_normalized(self.ecdf_.transform(S, between=self._ecdf_between()), S)
 
     def _proba_normalized(self, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
         """Both columns of ``predict_proba`` at normalized points ``U`` (of the scores ``S``,

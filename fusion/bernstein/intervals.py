@@ -145,7 +145,7 @@ class BootstrapIntervals:
         if not (isinstance(alpha, Real) and 0.0 < alpha < 1.0):
             raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}.")
         S = self._validated_scores(S)
-        U = self.ecdf_.transform(S)
+        U = self.ecdf_.transform(S, between=self._ecdf_between())
         if np.isnan(U).any():
             raise ValueError("predict_interval needs every score: a row has a missing (NaN) score.")
         self._check_fitted_arrays(U.shape[1])

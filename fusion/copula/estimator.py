@@ -12,6 +12,7 @@ from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import COMMON_PARAMETERS, FusionEstimator
+from .._docs import estimator_doc
 from .._progress import SLOW_SECONDS, Progress, warn_if_slow
 from .._validation import canonical_weights
 from .._warn import caller_level
@@ -33,6 +34,7 @@ def _plain(label):
     return label.item() if isinstance(label, np.generic) else label
 
 
+@estimator_doc
 @dataclass(eq=False, repr=False)
 class CopulaFusion(FusionEstimator):
     """Fusion by Bayes' rule with per-class marginals and a copula chosen by likelihood.
@@ -146,6 +148,8 @@ class CopulaFusion(FusionEstimator):
     Unlike :class:`~fusion.BernsteinFusion`, the fused probability is not guaranteed to be
     non-decreasing in each score.
 
+    {rank_invariance}
+
     Examples
     --------
     >>> import numpy as np
@@ -160,6 +164,7 @@ class CopulaFusion(FusionEstimator):
 
     # With one score the model is Bayes' rule with KDE class-conditional densities.
     _allows_1d = True
+    _rank_based = True
     _parameter_constraints = {
         "families": [StrOptions(set(fam.KNOWN_FAMILIES) | {"all"}), list, tuple],
         "selection": [StrOptions({"loglik", "aic"})],

@@ -8,12 +8,28 @@ function*
 
 where ``W{...}`` is the total sample weight of the rows in the set and ``W`` that of all rows
 (with unit weights: ``(#{s_i < x} + #{s_i <= x}) / (2n)``, so tied scores get their mid-rank
-``(rank - 1/2) / n``). It is evaluated at the distinct training values and linearly
-interpolated in between; outside the training range it is clamped to its end values. It is
-non-decreasing, so a monotone calibrating function composed with it stays monotone in the raw
-scores, and it depends on the training scores only through their ranks, so any strictly
-increasing transform of a column leaves the normalized training values unchanged. An integer
-weight acts as that many copies of the row.
+``(rank - 1/2) / n``). It is evaluated at the distinct training values (the knots); outside
+the training range it is clamped to its end values. It is non-decreasing, so a monotone
+calibrating function composed with it stays monotone in the raw scores, and it depends on the
+training scores only through their ranks, so any strictly increasing transform of a column
+leaves the normalized training values unchanged. An integer weight acts as that many copies
+of the row.
+
+Between two knots :meth:`ECDFNormalizer.transform` offers two forms (``between``):
+
+``"linear"`` (default)
+    linear interpolation between the knots' values on the scores' own scale: continuous in
+    the score, but a new point's value depends on its distance to the knots, so a strictly
+    increasing transform of the scores moves it (by less than the gap between the two
+    knots' values, about ``1 / n``).
+``"step"``
+    the mean of the two knots' values, for every point strictly between them (with unit
+    weights and no ties ``i / n`` between the ``i``-th and ``i+1``-th smallest scores, the
+    mid-distribution function of that gap itself). A point's value then depends only on
+    where it falls among the training scores, so the invariance holds at *every* score, new
+    ones included, at the price of a step function of the score with steps of about
+    ``1 / n``. At the knots both forms agree bit for bit. The rank-based methods use it
+    (see ``FusionEstimator._ecdf_between``).
 
 The mid-distribution (rather than ``rank / n``) keeps every normalized value strictly
 inside ``(0, 1)`` and is symmetric: negating a score maps ``u`` to ``1 - u``, which the
@@ -26,7 +42,11 @@ matters, so they are ranked below and above every finite score. Integer columns 
 For large training sets the map can be summarized by ``n_knots`` knots at (nearly) evenly
 spaced weighted ranks, with exact values there (:mod:`fusion.ecdf.sketch`; the same knots
 whether the rows are in memory or in dask blocks); ``error_bound_`` bounds the difference
-from the exact map.
+from the exact map (for either form between knots). With ``"step"`` the value of any score,
+a training score between two knots included, then depends only on its position among the
+knots; the knots themselves are training values picked by a hash of their bits, so a
+transformed column may be summarized by knots at other ranks (see
+:mod:`fusion.ecdf.sketch`).
 """
 
 from __future__ import annotations
@@ -56,6 +76,9 @@ _CHUNK = 1 << 18
 
 #: Integers of larger magnitude are not all exactly representable as float64.
 _EXACT_FLOAT_INT = 2**53
+
+#: The forms of the map between knots (``ECDFNormalizer.transform(between=...)``).
+BETWEEN = ("linear", "step")
 
 
 class ConstantColumnError(ValueError):
@@ -205,17 +228,22 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
         self._fit(S, sample_weight, inverse=False)
         return self
 
-    def fit_transform(self, S, y=None, sample_weight=None) -> np.ndarray:
+    def fit_transform(
+        self, S, y=None, sample_weight=None, *, between: str = "linear"
+    ) -> np.ndarray:
         """Fit, and return the normalized training scores.
 
-        Equal to ``fit(S).transform(S)`` bit for bit, but read off the sort that ``fit``
-        does anyway instead of searching every training score among the knots.
+        Equal to ``fit(S).transform(S, between=between)`` bit for bit, but read off the sort
+        that ``fit`` does anyway instead of searching every training score among the knots.
+        ``between`` matters only for a sketch (``n_knots``), whose knots are some of the
+        training values.
         """
+        _check_between(between)
         cols, inverses = self._fit(S, sample_weight, inverse=True)
         U = np.empty((cols[0].shape[0], len(cols)))
         for j, (col, where) in enumerate(zip(cols, inverses, strict=True)):
             if where is None:  # sketched column
-                U[:, j] = self._lookups()[j](col)
+                U[:, j] = self._lookups(between)[j](col)
             else:
                 U[:, j] = np.nan
                 seen = ~_isnan(col)
@@ -305,12 +333,17 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = len(self.knots_)
         return self
 
-    def transform(self, S) -> np.ndarray:
+    def transform(self, S, *, between: str = "linear") -> np.ndarray:
         """Normalize scores; values beyond the training range are clamped.
 
         Parameters
         ----------
         S : array-like of shape (n, M)
+        between : {"linear", "step"}, default="linear"
+            The value of a score strictly between two knots: linearly interpolated between
+            their values, or (``"step"``) their mean, which depends only on the score's
+            position among the knots (see :mod:`fusion.ecdf.normalizer`). Scores equal to a
+            knot get its value either way.
 
         Returns
         -------
@@ -318,6 +351,7 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
             with ``allow_nan=True``).
         """
         check_is_fitted(self, "knots_")
+        _check_between(between)
         cols = score_columns(S)
         if len(cols) != self.n_features_in_:
             raise ValueError(
@@ -332,7 +366,7 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
                     raise ValueError(f"score column {j} holds NaN at row {row}.")
         n = cols[0].shape[0]
         U = np.empty((n, len(cols)))
-        lookups = self._lookups()
+        lookups = self._lookups(between)
         # Row chunks: a lookup makes several full-length temporaries.
         for start in range(0, n, _CHUNK):
             rows = slice(start, start + _CHUNK)
@@ -340,13 +374,18 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
                 U[rows, j] = lookup(_like_knots(col[rows], self.knots_[j]))
         return U
 
-    def _lookups(self) -> list[KnotLookup]:
+    def _lookups(self, between: str = "linear") -> list[KnotLookup]:
         # A cache derived from knots_/values_ (never saved): rebuilt after a refit or a load.
         cache = self.__dict__.get("_lookup_cache")
         if cache is None or cache[0] is not self.knots_:
-            lookups = [KnotLookup(k, v) for k, v in zip(self.knots_, self.values_, strict=True)]
-            cache = self._lookup_cache = (self.knots_, lookups)
-        return cache[1]
+            cache = self._lookup_cache = (self.knots_, {})
+        lookups = cache[1].get(between)
+        if lookups is None:
+            step = between == "step"
+            lookups = cache[1][between] = [
+                KnotLookup(k, v, step=step) for k, v in zip(self.knots_, self.values_, strict=True)
+            ]
+        return lookups
 
 
 def valid_knots(k: np.ndarray, v: np.ndarray) -> bool:
@@ -361,6 +400,11 @@ def valid_knots(k: np.ndarray, v: np.ndarray) -> bool:
         if np.isnan(k).any() or np.isinf(k[1:-1]).any() or k[0] == np.inf or k[-1] == -np.inf:
             return False
     return bool(np.all(k[1:] > k[:-1]) and np.all(np.diff(v) > 0) and v[0] > 0 and v[-1] < 1)
+
+
+def _check_between(between) -> None:
+    if between not in BETWEEN:
+        raise ValueError(f"between must be one of {BETWEEN}, got {between!r}.")
 
 
 def _isnan(col: np.ndarray) -> np.ndarray:

@@ -40,6 +40,27 @@ gap: for ``m = 16 k`` candidates drawn from ``n`` distinct values without ties, 
 ``log(m) / m`` (1e-4 + 7e-5 at ``k = 10,000``). A value repeated in more than a fraction
 ``1 / k`` of the rows widens the gap next to it by up to its share: ``Delta`` is what the
 fitted sketch guarantees either way, and ``BernsteinFusion.ecdf_error_bound_`` reports it.
+The bound holds as well for the step form between knots (``between="step"`` of
+:meth:`~fusion.ecdf.ECDFNormalizer.transform`, the rank-based methods'), with ``H`` and ``G``
+both in that form: ``H`` is then the mean ``(h_l + h_{l+1}) / 2`` on ``(q_l, q_{l+1})``,
+which lies in ``[h_l, h_{l+1}]`` as ``G`` does.
+
+Rank invariance with a sketch
+-----------------------------
+With the step form, every score's normalized value, a training score between two knots
+included, depends only on its position among the knots. What holds for the rank-based
+methods (``FusionEstimator._ecdf_between``):
+
+* a fitted model's predictions are constant between two adjacent knots of a score, and
+  transforming a score's knots and the new scores by the same strictly increasing map
+  changes none of them;
+* fits on ``S`` and on ``g(S)`` (``g`` strictly increasing) are identical bit for bit when
+  every column has at most ``n_knots`` distinct values (the sketch keeps them all). Beyond
+  that the knots are candidates drawn by a hash of the values' bits, which ``g`` changes, so
+  the two sketches may keep knots at other ranks: each normalized value is then within
+  ``Delta`` of the exact step-form value (which is invariant), so the two fits' normalized
+  values differ by at most the sum of their ``Delta`` (about ``2 / (k - 1)``). A dask fit
+  uses the same knots as the in-memory fit, so the same holds for it.
 """
 
 from __future__ import annotations

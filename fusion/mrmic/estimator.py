@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import COMMON_PARAMETERS, FusionEstimator
+from .._docs import estimator_doc
 from .._progress import Progress, warn_if_slow
 from .coarsen import coarsen_points
 from .cost import estimate_fit_seconds
@@ -55,6 +56,7 @@ def _held_out_rule(rule: str, points: np.ndarray, queries: np.ndarray):
     return lambda values: monotone_interpolate(points, values, queries)
 
 
+@estimator_doc
 @dataclass(eq=False, repr=False)
 class MRMICFusion(FusionEstimator):
     """Manifold-regularized isotonic fusion of M scores (MR-MIC).
@@ -190,6 +192,8 @@ class MRMICFusion(FusionEstimator):
     ``interpolation="linear"`` the calibrating function can decrease between them (the
     criticism of Wang & Liu 2020, Sec. 3.2).
 
+    {rank_invariance}
+
     Examples
     --------
     >>> import numpy as np
@@ -202,6 +206,7 @@ class MRMICFusion(FusionEstimator):
     """
 
     _allows_1d = True
+    _rank_based = True
     _fitted_attributes = (
         "train_scores_",
         "train_proba_",

@@ -196,10 +196,12 @@ class ENIRCalibrator(UnivariateCalibrator):
     Sorts the (normalized, for ``M >= 2`` combined) 1-D scores, pools ties, computes the
     whole nearly-isotonic solution path in ``O(N log N)`` and averages the fits at every
     breakpoint ``lambda > 0`` with BIC weights; see :mod:`fusion.univariate.enir` for the
-    exact score and :mod:`fusion.univariate.nearly_isotonic` for the path. New scores are
-    mapped by linear interpolation between the fitted values at the adjacent training
-    scores (constant beyond them). The result is *nearly* monotone: ENIR deliberately
-    allows local decreases that the data support.
+    exact score and :mod:`fusion.univariate.nearly_isotonic` for the path. New 1-D scores
+    are mapped by linear interpolation between the fitted values at the adjacent training
+    scores (constant beyond them); with ``M = 1`` a new score between two training scores
+    thus gets the mean of their fitted values (its normalized value is the mean of theirs,
+    see Notes). The result is *nearly* monotone: ENIR deliberately allows local decreases
+    that the data support.
 
     Parameters
     ----------
@@ -228,8 +230,11 @@ class ENIRCalibrator(UnivariateCalibrator):
     row): tied scores are pooled with their total weight, the path minimizes the weighted
     squared error, and the BIC uses the weighted log-likelihood with ``n = sum(weights)``.
     Rows of zero weight are ignored (their scores are not knots).
+
+    {rank_invariance}
     """
 
+    _rank_based = True
     _parameter_constraints = {**UnivariateCalibrator._parameter_constraints}
     _fitted_attributes = (
         "knots_",

@@ -22,7 +22,11 @@ logistic intercept plays no role. For ``M = 1`` the calibrator sees the normaliz
 ``u`` itself (``F_z`` would be the identity on the training scores; the stored map is the
 identity on ``[0, 1]``).
 New points use the same ``beta`` and the same ``F_z`` (linear between training values,
-constant beyond them), so the calibrating function is defined on the whole cube. Because
+constant beyond them), so the calibrating function is defined on the whole cube. ``F_z``
+interpolates on ``z``, which is itself a function of the normalized scores ``U``, so the
+calibrators whose ``U`` depends only on the scores' positions among the training scores
+(RPR and ENIR, ``FusionEstimator._ecdf_between``) stay invariant under strictly increasing
+transforms of a score at every point. Because
 ``F_z`` is non-decreasing, a monotone 1-D calibrator composed with a combine rule whose
 coefficients are non-negative is non-decreasing in every score.
 

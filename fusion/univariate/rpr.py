@@ -385,7 +385,8 @@ class RPRCalibrator(UnivariateCalibrator):
     ``sum |a_l| <= lam`` and ``p' >= 0`` on all of ``[0, 1]`` (Wang, Li & Dang 2019, problem
     (18)); the last constraint is an exact sum-of-squares certificate (Lemma 1, programs
     (22)/(23)) in a Chebyshev basis, see :mod:`fusion.univariate.rpr`. The fitted function
-    is continuous, non-decreasing and valued in ``[0, 1]`` by construction.
+    of ``t`` is continuous, non-decreasing and valued in ``[0, 1]`` by construction; as a
+    function of a raw score it is a non-decreasing step function (Notes).
 
     Parameters
     ----------
@@ -454,10 +455,13 @@ class RPRCalibrator(UnivariateCalibrator):
     ``lam_grid=5.0 ** np.arange(-10, 11)`` for the paper's grids.
 
     *Weights.* ``sample_weight`` weights the squared errors (and the folds' scores).
+
+    {rank_invariance}
     """
 
     _monotone = True
     _monotone_1d = True
+    _rank_based = True
     _parameter_constraints = {
         **UnivariateCalibrator._parameter_constraints,
         "degree": [Interval(Integral, 1, None, closed="left"), StrOptions({"cv"})],

@@ -118,6 +118,25 @@ def test_sketched_fit_within_its_ecdf_bound_and_close_to_exact(client, data):
     assert np.max(np.abs(p_s - p_e)) <= 2 * 2 * 4 * bound
 
 
+def test_sketched_rank_only_dask_fit_equals_the_in_memory_one_at_new_points(client, data):
+    # The same knots in both (unweighted rows), and both normalize a training score between
+    # two knots by its position among them (the step form), so the same fit.
+    S, y, _ = data
+    Sd, yd = _dask(S, y)
+    model = BernsteinFusion(base=None, degree=4, ecdf_knots=300).fit(Sd, yd)
+    ref = BernsteinFusion(base=None, degree=4, ecdf_knots=300).fit(S, y)
+    for a, b in zip(model.ecdf_.knots_, ref.ecdf_.knots_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-9, rtol=0)
+    X = np.random.default_rng(1).normal(size=(500, 2)) * 2
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), atol=1e-9, rtol=0)
+    # constant between two knots: every point of a gap, training or new, has the gap's value
+    q = ref.ecdf_.knots_[0]
+    inside = np.column_stack([q[10] + (q[11] - q[10]) * np.array([0.01, 0.5, 0.99]), [0.0] * 3])
+    p = model.predict_proba(inside)[:, 1]
+    assert p[0] == p[1] == p[2]
+
+
 def test_cross_validation_on_dask(client, data):
     S, y, _ = data
     Sd, yd = _dask(S, y)

@@ -77,6 +77,74 @@ def test_invariant_under_strictly_increasing_transforms(data, which):
     np.testing.assert_array_equal(u, v)
 
 
+_INCREASING = {
+    "exp": lambda x: np.exp(x / 1e6),
+    "cube": lambda x: x**3,
+    "affine": lambda x: 3.0 * x - 7.0,
+    "arctan": np.arctan,
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    train=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=2, max_size=40),
+    new=st.lists(st.floats(-2e3, 2e3, allow_nan=False), min_size=1, max_size=40),
+    weighted=st.booleans(),
+    which=st.sampled_from(sorted(_INCREASING)),
+)
+def test_step_form_is_invariant_at_new_points(train, new, weighted, which):
+    s = np.round(np.asarray(train), 1)  # ties
+    if np.unique(s).size < 2:
+        return
+    g = _INCREASING[which]
+    x = np.r_[np.asarray(new), s[::2], -np.inf, np.inf]  # new points, ties with training ones
+    # only transforms that keep the order of all points (strictly) in floating point qualify
+    both, gboth = np.r_[s, x], g(np.r_[s, x])
+    order = np.argsort(both, kind="stable")
+    if not np.array_equal(np.diff(both[order]) > 0, np.diff(gboth[order]) > 0):
+        return
+    w = np.random.default_rng(s.size).random(s.size) + 0.1 if weighted else None
+    a = ECDFNormalizer().fit(s, sample_weight=w)
+    b = ECDFNormalizer().fit(g(s), sample_weight=w)
+    np.testing.assert_array_equal(a.transform(x, between="step"), b.transform(g(x), between="step"))
+    # at the training scores the step form is the linear form, bit for bit
+    np.testing.assert_array_equal(a.transform(s, between="step"), a.transform(s))
+
+
+def test_step_form_is_constant_between_adjacent_training_scores():
+    norm = ECDFNormalizer().fit(np.array([0.0, 1.0, 3.0]))
+    u = norm.transform(np.array([0.001, 0.5, 0.999, 1.0, 1.5, 2.9]), between="step").ravel()
+    np.testing.assert_array_equal(u[:3], np.full(3, u[0]))
+    np.testing.assert_array_equal(u[4:], np.full(2, u[4]))
+    v = norm.values_[0]
+    np.testing.assert_array_equal(u[[0, 3, 4]], [(v[0] + v[1]) / 2, v[1], (v[1] + v[2]) / 2])
+
+
+def test_step_form_of_a_sketch_depends_only_on_the_position_among_its_knots():
+    rng = np.random.default_rng(7)
+    s = rng.normal(size=5000)
+    norm = ECDFNormalizer(n_knots=50)
+    U = norm.fit_transform(s, between="step")
+    # the training scores between two knots get the gap's value, as transform gives it
+    np.testing.assert_array_equal(U, norm.transform(s, between="step"))
+    assert np.unique(U).size == 2 * 50 - 1  # the 50 knots' values and the 49 gaps'
+    # relative to the knots: the same knots and values moved by g give the same map
+    knots, values = norm.knots_[0], norm.values_[0]
+    moved = ECDFNormalizer.from_knots([np.exp(knots)], [values])
+    x = rng.normal(size=1000) * 2
+    np.testing.assert_array_equal(
+        norm.transform(x, between="step"), moved.transform(np.exp(x), between="step")
+    )
+
+
+def test_between_must_be_linear_or_step():
+    norm = ECDFNormalizer().fit(np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="between must be one of"):
+        norm.transform(np.array([0.5]), between="nearest")
+    with pytest.raises(ValueError, match="between must be one of"):
+        ECDFNormalizer().fit_transform(np.array([0.0, 1.0]), between="steps")
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     train=st.lists(st.floats(-100, 100, allow_nan=False), min_size=2, max_size=40),

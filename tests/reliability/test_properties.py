@@ -4,8 +4,9 @@
 - fitting is deterministic for a fixed ``random_state``;
 - fitted models that guarantee monotonicity (the fitted ``monotone_`` where the method sets
   it, else the class's ``_monotone``) are non-decreasing in every score on dense grids;
-- predictions at the training points are unchanged under strictly increasing transforms of
-  each score column (everything goes through the rank-based ECDF).
+- predictions at the training points and at new points are unchanged under strictly
+  increasing transforms of each score column (everything goes through the rank-based ECDF,
+  which places a new score by its position among the training scores).
 """
 
 from __future__ import annotations
@@ -156,31 +157,68 @@ def test_monotone_on_dense_grid(name, params, data):
             assert steps.min() >= -1e-12, f"decreases by {-steps.min():.3g} along axis {axis}"
 
 
+def _rank_transform(col):
+    """The rank of a score among the training scores, extended linearly beyond them:
+    strictly increasing on the reals, and far from any smooth map."""
+    u = np.unique(col)
+    r = np.arange(u.size, dtype=float)
+    return lambda x: np.interp(x, u, r) + np.minimum(x - u[0], 0.0) + np.maximum(x - u[-1], 0.0)
+
+
+#: Strictly increasing maps, each made from a training column (so that its new points get
+#: the same map).
 _TRANSFORMS = {
-    "cube": lambda x: x**3,
-    "exp": lambda x: np.exp(x / (np.abs(x).max() + 1.0)),
-    "affine": lambda x: 7.0 * x - 3.0,
-    "arctan": np.arctan,
-    "rank": lambda x: np.unique(x, return_inverse=True)[1].astype(float),
+    "cube": lambda col: lambda x: x**3,
+    "exp": lambda col: (lambda c: lambda x: np.exp(x / c))(np.abs(col).max() + 1.0),
+    "affine": lambda col: lambda x: 7.0 * x - 3.0,
+    "arctan": lambda col: np.arctan,
+    "rank": _rank_transform,
 }
+
+
+def _new_points(S, seed, k=40):
+    """Rows of scores mostly not in S: midpoints between adjacent training values, points
+    beyond the training range, uniform points in it, and (ties) some training values."""
+    rng = np.random.default_rng(seed)
+    cols = []
+    for j in range(S.shape[1]):
+        u = np.unique(S[:, j])
+        width = u[-1] - u[0]
+        pool = np.r_[
+            (u[1:] + u[:-1]) / 2,
+            u[0] - width * rng.random(3) - 1e-3,
+            u[-1] + width * rng.random(3) + 1e-3,
+            rng.uniform(u[0], u[-1], 10),
+            u[:: max(1, u.size // 5)],
+        ]
+        cols.append(rng.choice(pool, k))
+    return np.column_stack(cols)
 
 
 @by_name
 @_SETTINGS
 @given(data=datasets(), picks=st.lists(st.sampled_from(sorted(_TRANSFORMS)), min_size=3))
 def test_invariant_under_increasing_transforms(name, data, picks):
+    """At the training points and at new ones (between training values, beyond them, tied
+    with them): a rank-based model normalizes a new score by its position among the
+    training scores, so the predictions are equal bit for bit."""
     S, y, seed = data
-    T = np.column_stack([_TRANSFORMS[picks[j]](S[:, j]) for j in range(S.shape[1])])
+    X = _new_points(S, seed)
+    maps = [_TRANSFORMS[picks[j]](S[:, j]) for j in range(S.shape[1])]
+    T = np.column_stack([g(S[:, j]) for j, g in enumerate(maps)])
+    Y = np.column_stack([g(X[:, j]) for j, g in enumerate(maps)])
     # The transforms are strictly increasing on the reals; in floating point they must also
-    # keep distinct values distinct for the ranks to be unchanged.
+    # keep distinct values distinct (and in order) for the positions to be unchanged.
     for j in range(S.shape[1]):
-        order = np.argsort(S[:, j], kind="stable")
-        assume(np.array_equal(np.diff(T[order, j]) > 0, np.diff(S[order, j]) > 0))
+        both, moved = np.r_[S[:, j], X[:, j]], np.r_[T[:, j], Y[:, j]]
+        order = np.argsort(both, kind="stable")
+        assume(np.array_equal(np.diff(moved[order]) > 0, np.diff(both[order]) > 0))
     params = {"random_state": seed % 2**31} if "random_state" in make(name).get_params() else {}
     params = {**RANK_ONLY_PARAMS.get(name, {}), **params}
     a = _fit(name, S, y, **params)
     b = _fit(name, T, y, **params)
     np.testing.assert_array_equal(a.predict_proba(S), b.predict_proba(T))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(Y))
 
 
 @pytest.mark.skipif("mrmic" not in fusion.METHODS, reason="mrmic is not registered")

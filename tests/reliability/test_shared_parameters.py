@@ -199,3 +199,42 @@ def test_extreme_training_scores_act_through_their_ranks(name, extremes):
         Z[:, 1] = np.argsort(np.argsort(X[:, 1], kind="stable"), kind="stable")
         b = _make(name, increasing=True).fit(Z, y)
         np.testing.assert_allclose(p, b.predict_proba(Z), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", METHOD_NAMES)
+def test_rank_based_fits_on_logits_equal_fits_on_probabilities_with_missing_and_saturated_scores(
+    name,
+):
+    # The logit of a probability is a strictly increasing map of [0, 1] onto [-inf, inf]:
+    # new probabilities of exactly 0 and 1 (infinite logits), missing scores, scores between
+    # and beyond the training ones all get the same normalized values, so equal predictions.
+    S, y = _proba_columns(seed=12)
+    P = np.column_stack([S[:, 0], expit(S[:, 1])])
+    P[::9, 1] = np.nan
+    rng = np.random.default_rng(12)
+    X = np.column_stack([rng.random(40), rng.random(40)])
+    X[:6] = [[0.0, 0.5], [1.0, 0.5], [0.5, 0.0], [0.5, 1.0], [0.0, np.nan], [np.nan, 1.0]]
+    X[6:10] = P[10:14]  # ties with training scores
+    X[10:14, 0] = [P[:, 0].min() / 2, (1.0 + P[:, 0].max()) / 2, 1e-300, 1.0 - 1e-16]
+    params = {**RANK_ONLY_PARAMS.get(name, {}), "missing": "marginal", "increasing": True}
+    a = make(name, **params).fit(P, y)
+    with np.errstate(divide="ignore"):
+        b = make(name, **params).fit(np.log(P / (1 - P)), y)
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(np.log(X / (1 - X))))
+
+
+@pytest.mark.parametrize("name", METHOD_NAMES)
+def test_rank_based_predictions_are_constant_between_the_knots_of_a_sketch(name):
+    # With ecdf_knots below the distinct values, a score's normalized value (a training
+    # score's too) depends only on its position among the sketch's knots.
+    S, y = scores(300, seed=13)
+    est = make(name, **RANK_ONLY_PARAMS.get(name, {}), ecdf_knots=25, increasing=True)
+    est.fit(S, y)
+    knots = est.ecdf_.knots_[0]
+    assert knots.size == 25
+    inside = (S[:, 0] > knots[0]) & (S[:, 0] < knots[-1]) & ~np.isin(S[:, 0], knots)
+    gap = np.searchsorted(knots, S[inside, 0])
+    moved = S[inside].copy()
+    # another point of the same gap between two knots, on the left of the gap's middle
+    moved[:, 0] = knots[gap - 1] + (knots[gap] - knots[gap - 1]) * 0.25
+    np.testing.assert_array_equal(est.predict_proba(S[inside]), est.predict_proba(moved))
