@@ -230,6 +230,62 @@ def test_one_network_is_a_two_dimensional_array_of_its_class_scores():
     assert (partial.n_features_in_, partial.n_classes_) == (1, 6)
 
 
+def test_top_label_correction_earns_its_place_and_nests_the_model():
+    # one network whose calibrated distribution is its softmax reweighted by a known feasible
+    # correction (a top-versus-all distortion no temperature removes); the member's own g is
+    # held at 0 (lam=inf) so that only the correction can follow it
+    from fusion.bernstein import toplabel
+
+    rng = np.random.default_rng(24)
+    n, C = 6_000, 10
+    theta = toplabel._feasible(np.array([1.5, 1.5, 1.0, 0.0, -1.5, -2.5]))
+    L = rng.normal(size=(n + 20_000, C)) * 2.5
+    truth = toplabel.reweight(softmax(L, axis=1), theta)
+    y = (rng.random(n + 20_000)[:, None] > np.cumsum(truth, axis=1)).sum(axis=1).clip(0, C - 1)
+    kw = {"lam": np.inf, "bias_penalty": np.inf}
+    model = BernsteinFusion(**kw).fit(L[:n], y[:n])
+    plain = BernsteinFusion(**kw, top_label_penalty=np.inf).fit(L[:n], y[:n])
+    assert np.isfinite(model.top_label_penalty_) and np.any(model.top_label_coef_)
+    assert plain.top_label_penalty_ == np.inf and not np.any(plain.top_label_coef_)
+    assert model.top_label_cv_scores_[np.inf] > min(model.top_label_cv_scores_.values())
+    grid = np.linspace(0.02, 0.98, 25)
+    np.testing.assert_allclose(
+        toplabel.psi(grid, model.top_label_coef_[1:]), toplabel.psi(grid, theta), atol=0.3
+    )
+    P, Q = model.predict_proba(L[n:]), plain.predict_proba(L[n:])
+    best = log_loss(truth[n:], y[n:])
+    assert log_loss(P, y[n:]) - best < 0.3 * (log_loss(Q, y[n:]) - best)
+    ece = fusion.metrics.top_label_ece
+    assert ece(y[n:], P) < ece(y[n:], Q)
+    # the correction is the last step: the uncorrected model reweighted
+    np.testing.assert_allclose(P, toplabel.reweight(Q, model.top_label_coef_[1:]), atol=1e-6)
+
+
+def test_a_model_saved_without_the_correction_predicts_as_saved(tmp_path):
+    S, y, St, *_ = ensemble(800, C=5, seed=25, n_test=200)
+    model = fusion.fit(S, y)
+    model.save(tmp_path / "m.fusion")
+    loaded = fusion.load(tmp_path / "m.fusion")
+    np.testing.assert_array_equal(loaded.top_label_coef_, model.top_label_coef_)
+    np.testing.assert_array_equal(loaded.predict_proba(St), model.predict_proba(St))
+    old = BernsteinFusion(top_label_penalty=np.inf).fit(S, y)
+    expected = old.predict_proba(St)
+    for name in ("top_label_coef_", "top_label_penalty_", "top_label_cv_scores_",
+                 "top_label_cv_se_"):  # fmt: skip
+        delattr(old, name)  # as a model fitted before the correction existed
+    np.testing.assert_array_equal(old.predict_proba(St), expected)
+    broken = fusion.fit(S, y)
+    broken.top_label_coef_ = np.r_[0.0, np.full(toplabel_degree(), 9.0)]
+    with pytest.raises(ValueError, match=r"top_label_coef_ must be"):
+        broken.predict_proba(St)
+
+
+def toplabel_degree() -> int:
+    from fusion.bernstein.toplabel import DEGREE
+
+    return DEGREE
+
+
 def test_classes_give_the_column_order():
     S, y, St, *_ = ensemble(1_500, C=5, seed=21, n_test=400)
     names = np.array(["cat", "dog", "ant", "emu", "bee"])  # column k holds names[k]
