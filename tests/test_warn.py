@@ -28,7 +28,11 @@ def _multiclass(n=600, seed=1):
     rng = np.random.default_rng(seed)
     L = 1.5 * rng.normal(size=(n, 4))
     y = (rng.random(n)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, 3)
-    S = np.stack([softmax(2 * L + rng.normal(size=L.shape), 1), softmax(0.5 * L, 1)], axis=1)
+    # a label-smoothed member: its monotone correction g earns a small penalty
+    S = np.stack(
+        [0.5 * softmax(3 * L + rng.normal(size=L.shape), 1) + 0.5 / 4, softmax(0.5 * L, 1)],
+        axis=1,
+    )
     return S, y
 
 
@@ -39,7 +43,7 @@ CASES = {
     # the grid-edge warning of the binary default model (estimator, deeper in the fit)
     "binary grid edge": lambda: BernsteinFusion(lam_grid=[1e-8, 1e-9]).fit(*_binary()),
     # the grid-edge warning of the class-shared multi-class model (fusion/bernstein/shared.py)
-    "multi-class grid edge": lambda: fusion.fit(*_multiclass(), lam_grid=[1e-8, 1e-9]),
+    "multi-class grid edge": lambda: fusion.fit(*_multiclass(), lam_grid=[100.0, 1.0]),
 }
 
 

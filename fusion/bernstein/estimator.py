@@ -195,27 +195,50 @@ class BernsteinFusion(
         ``bootstrap_coef_``. The point fit does not change. 0: none. In memory only (not
         for dask input).
     multiclass : {"auto", "shared", "per-class"}, default="auto"
-        The model for multi-class scores ``(n, M, C)``. ``"shared"``: one monotone fusion
-        shared by every class (:mod:`fusion.bernstein.multinomial`): for row ``i`` and class
-        ``k``, ``eta_ik = sum_m c_m z_imk + sum_m g_m(u_imk)`` and the class distribution
+        The model for multi-class scores ``(n, M, C)`` (one network: ``(n, C)``, see
+        :meth:`fit`). ``"shared"``: one monotone fusion shared by every class
+        (:mod:`fusion.bernstein.multinomial`): for row ``i`` and class ``k``,
+        ``eta_ik = sum_m c_m z_imk + sum_m g_m(u_imk) + b_k`` and the class distribution
         ``softmax(eta_i)``, with ``z_imk`` scorer ``m``'s log-probability of class ``k``
-        (``base`` says whether the scores are probabilities or logits), ``u_imk`` its
-        normalized value, ``c_m >= 0`` and every ``g_m`` a monotone Bernstein polynomial
+        (logits, log-probabilities and probabilities of a network give the same ``z``;
+        ``base`` says which the scores are, ``"auto"`` decides by their range), ``u_imk``
+        its normalized value, ``c_m >= 0``, every ``g_m`` a monotone Bernstein polynomial
         penalized by ``lam`` (chosen by cross-validation, one-standard-error rule toward
-        ``g = 0``); its parameters do not grow with ``C``, it nests temperature scaling of
-        the averaged log-probabilities, classes absent from the fusion sample get
-        probabilities too (``classes=``), and its cost grows as ``n C``. ``"per-class"``: one
-        binary fusion per class on that class's scores, coupled by a softmax
-        (:mod:`fusion._multiclass`); it needs every class in the sample. ``"auto"``: the
-        shared model (the rank-only model, ``base=None``, and ``missing="marginal"`` with
-        missing scores are per-class).
+        ``g = 0``) and class biases ``b_k`` under ``bias_penalty``; then the top-label
+        correction (``top_label_penalty``). Its parameters do not grow with ``C``, it nests
+        temperature scaling of the averaged log-probabilities, classes absent from the
+        fusion sample get probabilities too (``classes=``), and its cost grows as ``n C``.
+        ``"per-class"``: one binary fusion per class on that class's scores, coupled by a
+        softmax (:mod:`fusion._multiclass`); it needs every class in the sample. ``"auto"``:
+        the shared model; where every class has at least 1,000 rows, ``C <= 20`` and
+        ``n C <= 50,000`` (and ``lam="cv"`` with an int ``cv``), also the per-class model,
+        kept when its held-out log-loss on the same folds is lower by more than one paired
+        standard error (``multiclass_cv_``). The rank-only model (``base=None``) and
+        ``missing="marginal"`` with missing scores are per-class.
     bias_penalty : float >= 0, inf or "cv", default="cv"
         Class-shared multi-class model only: the ridge ``(tau / 2) sum_k b_k^2`` on a bias
         ``b_k`` added to every class's ``eta_ik`` (classes that the scorers favour or
         neglect alike). ``inf``: no biases. ``"cv"``: chosen by the same cross-validation,
-        after ``lam``, from ``inf`` and 1 down to 1e-6 (decades; the path stops once
-        the held-out loss has risen or stayed flat), with the
-        one-standard-error rule toward no biases.
+        after ``lam``, from ``inf`` and 1 down to 1e-6 (decades; the path stops once the
+        held-out loss has risen clearly above its minimum), with the one-standard-error rule
+        toward no biases.
+    top_label_penalty : float >= 0, inf or "cv", default="cv"
+        Class-shared multi-class model only: the top-label correction
+        (:mod:`fusion.bernstein.toplabel`). The fused distribution ``p`` is reweighted,
+        ``P_ik ∝ p_ik exp(psi(p_ik))``, by one function ``psi`` of a class's fused
+        probability (a Bernstein polynomial of degree 6 with ``psi(0) = 0``) under linear
+        constraints that keep every guarantee: rows sum to one, no probability is 0 or 1,
+        the classes' order in a row (so the top label) is kept, and each class's
+        probability stays non-decreasing in every network's score for that class. It
+        corrects the top-label calibration of the fused distribution (a moderately
+        confident top class lifted against the classes of small probability, a confident
+        one lowered) where one temperature and per-class terms cannot. ``psi`` is fitted
+        by the likelihood of the held-out fused probabilities of the model's own
+        cross-validation, with the penalty ``(tau / 2) sum_j (theta_j - theta_{j-1})^2``.
+        ``inf``: no correction (the model as before). ``"cv"``: ``tau`` from ``inf``,
+        1e-2 down to 1e-5 and 0, the lowest held-out log-loss (each fold's correction fitted
+        on the other folds' held-out probabilities). A finite value needs the
+        cross-validation's folds too.
     increasing, missing, ecdf_knots, random_state, verbose
         Shared by every estimator; see :class:`~fusion.FusionEstimator`. ``random_state``
         seeds the folds of an int ``cv`` (the default 0 makes fits reproducible);
@@ -283,7 +306,32 @@ class BernsteinFusion(
         exact training mid-ECDF: 0 for the exact ECDF, else the largest gap between
         consecutive sketch values of a sketched column.
     classes_, ecdf_, n_features_in_, feature_names_in_
-        See :class:`fusion._base.FusionEstimator`.
+        See :class:`fusion._base.FusionEstimator`. For multi-class scores ``classes_`` are
+        the labels of the class columns, in the order ``classes=`` gave (else sorted).
+    n_classes_ : int
+        Multi-class models: the number of class columns ``C``.
+    multiclass_ : {"shared", "per-class"}
+        Multi-class models: the model fitted (see ``multiclass``).
+    multiclass_cv_ : dict
+        Only where ``multiclass="auto"`` compared the two models: the mean held-out
+        log-loss of each (``"shared"``, ``"per-class"``) and the paired standard error of
+        their difference (``"se"``).
+    class_bias_ : ndarray of shape (C,)
+        Class-shared model: the class biases ``b_k`` (zeros without).
+    bias_penalty_ : float
+        Class-shared model: the biases' ridge used (``inf``: no biases).
+    logp_floor_ : ndarray of shape (M,)
+        Class-shared model: every scorer's floor of log-probabilities (log of half its
+        smallest positive training probability); smaller ones, and probabilities of 0,
+        count as it.
+    top_label_coef_ : ndarray of shape (7,)
+        Class-shared model: ``theta_0 = 0, theta_1, ..., theta_6``, the Bernstein
+        coefficients of the top-label correction's ``psi`` (all 0: no correction).
+    top_label_penalty_ : float
+        Class-shared model: the correction's penalty used (``inf``: no correction).
+    top_label_cv_scores_, top_label_cv_se_ : dict or None
+        Class-shared model, after the correction's cross-validation: the mean held-out
+        log-loss of every penalty tried and its paired standard error.
 
     Notes
     -----
