@@ -14,6 +14,7 @@ from . import metrics
 from ._base import FusionEstimator
 from ._registry import METHODS, method_class
 from ._solver import SolverError, SolverWarning
+from ._validation import unknown_keywords_message
 from ._version import __version__
 from .bernstein import BernsteinFusion
 from .classifier import FusionClassifier
@@ -63,7 +64,18 @@ def fit(
         to one); the default model is one monotone fusion shared by every class
         (:class:`BernsteinFusion`, ``multiclass``).
     """
-    estimator = method_class(method)(**params)
+    cls = method_class(method)
+    known = cls._get_param_names()
+    unknown = set(params) - set(known)
+    if unknown:
+        raise TypeError(
+            unknown_keywords_message(
+                f"fusion.fit(method={method!r}) for {cls.__name__}",
+                unknown,
+                [*known, "sample_weight", "classes"],
+            )
+        )
+    estimator = cls(**params)
     fit_params = {}
     if sample_weight is not None:
         fit_params["sample_weight"] = sample_weight

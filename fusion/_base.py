@@ -50,14 +50,17 @@ from ._multiclass import (
 from ._per_class import PerClassFusion
 from ._solver import one_blas_thread
 from ._validation import (
+    CONSTANT_COLUMN_REMEDY,
     canonical_weights,
+    check_layout,
     check_normalized_points,
     check_sample_weight,
     check_scores,
     encode_binary_targets,
     label_repr,
+    unknown_keywords_message,
 )
-from .ecdf import ECDFNormalizer
+from .ecdf import ConstantColumnError, ECDFNormalizer
 
 __all__ = [
     "FusionEstimator",
@@ -206,6 +209,16 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         "proba_bounds_",
     )
 
+    def __new__(cls, *args, **kwargs):
+        # Python's TypeError for an unknown keyword (raised by the generated __init__) names
+        # no alternative; this one names the closest parameter.
+        if kwargs:
+            known = cls._get_param_names()
+            unknown = set(kwargs) - set(known)
+            if unknown:
+                raise TypeError(unknown_keywords_message(cls.__name__, unknown, known))
+        return super().__new__(cls)
+
     # Parameters: every estimator declares its own as dataclass fields (the generated
     # __init__ only stores them, as scikit-learn requires); these shared ones come last and
     # keyword-only.
@@ -300,6 +313,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         """Validation, weights, directions, ECDF, then the method's fit (on ``self``)."""
         self._validate_params()
         missing = getattr(self, "missing", "error")
+        check_layout(S, n_labels=len(y) if hasattr(y, "__len__") else None)
         S = check_scores(
             self, S, reset=True, allows_1d=self._allows_1d, allow_nan=missing == "marginal"
         )
@@ -426,7 +440,10 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
             n_knots=n_knots, allow_nan=getattr(self, "missing", "error") == "marginal"
         )
         unit = bool(np.all(w == 1.0))
-        U = ecdf.fit_transform(S, sample_weight=None if unit else w)
+        try:
+            U = ecdf.fit_transform(S, sample_weight=None if unit else w)
+        except ConstantColumnError as err:
+            raise ConstantColumnError(f"{err} {CONSTANT_COLUMN_REMEDY}") from None
         self.ecdf_knots_ = n_knots
         self.ecdf_error_bound_ = ecdf.error_bound_
         return ecdf, U

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from numbers import Integral
 from typing import Any, ClassVar
@@ -302,12 +303,19 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         valid = set(cls._get_param_names()) - set(_SHARED_WITH_FUSION) - set(_RESOLVED_FOR_FUSION)
         unknown = sorted(set(names) - valid)
         if unknown:
+            own = set(self._get_param_names())
+            hints = []
+            for name in unknown:
+                close = difflib.get_close_matches(name, sorted(own | valid), n=1, cutoff=0.6)
+                if close:
+                    hints.append(f"{name!r}: did you mean {close[0]!r}?")
             raise ValueError(
                 f"unknown parameter(s) {unknown} for FusionClassifier with method "
-                f"{self.method if method is None else method!r}: its own parameters are "
-                f"{sorted(self._get_param_names())}, the fusion method {cls.__name__} takes "
-                f"{sorted(valid)}, and base estimator parameters are written "
-                "'<name>__<parameter>'."
+                f"{self.method if method is None else method!r}"
+                + (f" ({'; '.join(hints)})" if hints else "")
+                + f": its own parameters are {sorted(own)}, the fusion method "
+                f"{cls.__name__} takes {sorted(valid)}, and base estimator parameters are "
+                "written '<name>__<parameter>'."
             )
 
     def get_params(self, deep: bool = True) -> dict:
