@@ -41,7 +41,10 @@ def fit(
     S : array-like of shape (n, M), or (n, M, C) / a list of M arrays of shape (n, C)
         Scores of the M classifiers on the same n samples (any monotone scale). Multi-class:
         each classifier's C class probabilities or logits (as ``predict_proba`` or a
-        network's last layer gives them), columns in the sorted order of the labels.
+        network's last layer gives them), columns in the sorted order of the labels. A
+        framework's tensors are taken as they come (PyTorch, also with grad, in bfloat16
+        or on a GPU; CuPy; JAX): converted to NumPy on the host without importing the
+        framework.
     y : array-like of shape (n,)
         Labels: two values (the second in sorted order is the positive one), or up to C
         values for multi-class scores.

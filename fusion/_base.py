@@ -49,6 +49,7 @@ from ._multiclass import (
 )
 from ._per_class import PerClassFusion
 from ._solver import one_blas_thread
+from ._tensors import host_array
 from ._validation import (
     CONSTANT_COLUMN_REMEDY,
     canonical_weights,
@@ -261,7 +262,9 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
             Scores of the ``M`` classifiers (any strictly increasing scale), or a DataFrame.
             Multi-class: each scorer's ``C`` class scores, columns in the sorted order of the
             labels (as scikit-learn's ``predict_proba`` gives them), for the methods that
-            support it (see :mod:`fusion._multiclass`).
+            support it (see :mod:`fusion._multiclass`). Tensors of a deep-learning framework
+            (also with grad, in bfloat16, on a GPU) are taken as they come
+            (:func:`fusion._tensors.host_array`), here and in prediction.
         y : array-like of shape (n,)
             Labels: any two values (the second in sorted order is positive), or up to ``C``
             values for multi-class scores.
@@ -280,6 +283,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         self
         """
         work = self._blank()
+        y, sample_weight = host_array(y), host_array(sample_weight)
         S3 = multiclass_scores(S)
         # The thread count of the fit's dense algebra is decided here, once: its products
         # are small (tens to hundreds of coefficients), so BLAS threads gain nothing and, on

@@ -16,6 +16,8 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d, validate_data
 
+from ._tensors import host_arrays
+
 __all__ = [
     "first_nonfinite",
     "unknown_keywords_message",
@@ -208,12 +210,15 @@ def check_scores(
     """Validate an ``(n, M)`` score matrix; sets ``n_features_in_``/``feature_names_in_`` on
     ``estimator`` when ``reset``.
 
-    Returns float64 scores, except that an integer matrix with values beyond ``2**53`` in
+    A deep-learning framework's tensor (PyTorch, CuPy, JAX, ..., or a list of them) is
+    taken as it comes (:func:`fusion._tensors.host_array`). Returns float64 scores, except
+    that an integer matrix with values beyond ``2**53`` in
     magnitude stays integer (float64 would merge distinct values; the ECDF ranks them
     exactly). ``+-inf`` is accepted (the ECDF ranks it at the ends); NaN only with
     ``allow_nan`` (a missing score).
     """
     name = type(estimator).__name__
+    S = host_arrays(S)  # a framework's tensors (grad, bfloat16, on a device) as NumPy
     if S is None:
         raise ValueError("S is required: pass an (n, M) array of scores.")
     check_layout(S, n_features=None if reset else getattr(estimator, "n_features_in_", None))
