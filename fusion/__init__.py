@@ -14,6 +14,7 @@ from . import metrics
 from ._base import FusionEstimator
 from ._registry import METHODS, method_class
 from ._solver import SolverError, SolverWarning
+from ._validation import unknown_keywords_message
 from ._version import __version__
 from .bernstein import BernsteinFusion
 from .classifier import FusionClassifier
@@ -40,7 +41,10 @@ def fit(
     S : array-like of shape (n, M), or (n, M, C) / a list of M arrays of shape (n, C)
         Scores of the M classifiers on the same n samples (any monotone scale). Multi-class:
         each classifier's C class probabilities or logits (as ``predict_proba`` or a
-        network's last layer gives them), columns in the sorted order of the labels.
+        network's last layer gives them), columns in the sorted order of the labels. A
+        framework's tensors are taken as they come (PyTorch, also with grad, in bfloat16
+        or on a GPU; CuPy; JAX): converted to NumPy on the host without importing the
+        framework.
     y : array-like of shape (n,)
         Labels: two values (the second in sorted order is the positive one), or up to C
         values for multi-class scores.
@@ -63,7 +67,18 @@ def fit(
         to one); the default model is one monotone fusion shared by every class
         (:class:`BernsteinFusion`, ``multiclass``).
     """
-    estimator = method_class(method)(**params)
+    cls = method_class(method)
+    known = cls._get_param_names()
+    unknown = set(params) - set(known)
+    if unknown:
+        raise TypeError(
+            unknown_keywords_message(
+                f"fusion.fit(method={method!r}) for {cls.__name__}",
+                unknown,
+                [*known, "sample_weight", "classes"],
+            )
+        )
+    estimator = cls(**params)
     fit_params = {}
     if sample_weight is not None:
         fit_params["sample_weight"] = sample_weight

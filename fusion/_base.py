@@ -50,15 +50,19 @@ from ._multiclass import (
 )
 from ._per_class import PerClassFusion
 from ._solver import one_blas_thread
+from ._tensors import host_array
 from ._validation import (
+    CONSTANT_COLUMN_REMEDY,
     canonical_weights,
+    check_layout,
     check_normalized_points,
     check_sample_weight,
     check_scores,
     encode_binary_targets,
     label_repr,
+    unknown_keywords_message,
 )
-from .ecdf import ECDFNormalizer
+from .ecdf import ConstantColumnError, ECDFNormalizer
 
 __all__ = [
     "FusionEstimator",
@@ -211,6 +215,16 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         "proba_bounds_",
     )
 
+    def __new__(cls, *args, **kwargs):
+        # Python's TypeError for an unknown keyword (raised by the generated __init__) names
+        # no alternative; this one names the closest parameter.
+        if kwargs:
+            known = cls._get_param_names()
+            unknown = set(kwargs) - set(known)
+            if unknown:
+                raise TypeError(unknown_keywords_message(cls.__name__, unknown, known))
+        return super().__new__(cls)
+
     # Parameters: every estimator declares its own as dataclass fields (the generated
     # __init__ only stores them, as scikit-learn requires); these shared ones come last and
     # keyword-only.
@@ -269,8 +283,10 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
             of the labels (as scikit-learn's ``predict_proba`` gives them) unless
             ``classes`` gives their order, for the methods that support it (see
             :mod:`fusion._multiclass`). One network's class scores may be passed as an
-            ``(n, C)`` array when the labels hold at least three classes (or ``classes``
-            lists them): it is then ``S[:, None, :]`` (M = 1).
+            ``(n, C)`` array when the labels hold ``C >= 3`` classes (or ``classes`` lists
+            them): it is then ``S[:, None, :]`` (M = 1). Tensors of a deep-learning framework
+            (also with grad, in bfloat16, on a GPU) are taken as they come
+            (:func:`fusion._tensors.host_array`), here and in prediction.
         y : array-like of shape (n,)
             Labels: any two values (the second in sorted order is positive), or up to ``C``
             values for multi-class scores.
@@ -291,6 +307,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         self
         """
         work = self._blank()
+        y, sample_weight = host_array(y), host_array(sample_weight)
         S3 = multiclass_scores(S)
         if S3 is None:
             S3 = single_network_scores(S, y, classes)
@@ -326,6 +343,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         """Validation, weights, directions, ECDF, then the method's fit (on ``self``)."""
         self._validate_params()
         missing = getattr(self, "missing", "error")
+        check_layout(S, n_labels=len(y) if hasattr(y, "__len__") else None)
         S = check_scores(
             self, S, reset=True, allows_1d=self._allows_1d, allow_nan=missing == "marginal"
         )
@@ -452,7 +470,12 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
             n_knots=n_knots, allow_nan=getattr(self, "missing", "error") == "marginal"
         )
         unit = bool(np.all(w == 1.0))
-        U = ecdf.fit_transform(S, sample_weight=None if unit else w, between=self._ecdf_between())
+        try:
+            U = ecdf.fit_transform(
+                S, sample_weight=None if unit else w, between=self._ecdf_between()
+            )
+        except ConstantColumnError as err:
+            raise ConstantColumnError(f"{err} {CONSTANT_COLUMN_REMEDY}") from None
         self.ecdf_knots_ = n_knots
         self.ecdf_error_bound_ = ecdf.error_bound_
         return ecdf, U

@@ -35,6 +35,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, logit, softmax
 
 from ._cv import one_se_index
+from ._tensors import host_arrays
 
 __all__ = [
     "multiclass_scores",
@@ -64,8 +65,11 @@ def multiclass_scores(S) -> np.ndarray | None:
     Multi-class input is a 3-D array ``(n, M, C)`` or a list/tuple of ``M`` 2-D arrays of
     shape ``(n, C)`` (one per scorer). A float32 or float64 array is returned as it is (no
     copy); a list is stacked in its common float precision, integers become float64. Raises
-    a ValueError for malformed multi-class input.
+    a ValueError for malformed multi-class input. A deep-learning framework's tensor, or a
+    list of them, is taken as it comes: detached, on the host, bfloat16 as float32
+    (:func:`fusion._tensors.host_array`).
     """
+    S = host_arrays(S)
     if isinstance(S, (list, tuple)) and S and all(getattr(s, "ndim", 0) == 2 for s in S):
         shapes = [np.shape(s) for s in S]
         if len({shape[0] for shape in shapes}) > 1:
@@ -115,6 +119,7 @@ def single_network_scores(S, y, classes=None) -> np.ndarray | None:
     the sample): pass ``classes`` or ``S[:, None, :]``. A DataFrame, a dask array or
     anything not 2-D is None.
     """
+    S = host_arrays(S)
     if hasattr(S, "columns") or callable(getattr(S, "__dask_graph__", None)) or _ndim(S) != 2:
         return None
     S = np.asarray(S)

@@ -7,15 +7,22 @@ few follows scikit-learn's where its conformance checks look for it.
 
 from __future__ import annotations
 
+import difflib
 import numbers
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d, validate_data
 
+from ._tensors import host_arrays
+
 __all__ = [
     "first_nonfinite",
+    "unknown_keywords_message",
+    "CONSTANT_COLUMN_REMEDY",
+    "check_layout",
     "check_scores",
     "check_normalized_points",
     "encode_binary_targets",
@@ -39,8 +46,48 @@ def label_repr(v) -> str:
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 
+def unknown_keywords_message(owner: str, unknown, known) -> str:
+    """``"<owner> got an unexpected keyword argument 'degre'; did you mean 'degree'? ..."``:
+    Python's wording, the closest known names (:func:`difflib.get_close_matches`) and the
+    list of the known ones."""
+    unknown, known = sorted(unknown), sorted(known)
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    plural = "s" if len(unknown) > 1 else ""
+    return (
+        f"{owner} got {'an ' if not plural else ''}unexpected keyword argument{plural} "
+        f"{', '.join(parts)}; its parameters are {', '.join(known)}."
+    )
+
+
+#: What to do about a constant score column (appended to :class:`~fusion.ConstantColumnError`).
+CONSTANT_COLUMN_REMEDY = (
+    "Drop the column from S (a scorer that gives every row the same value adds nothing to "
+    "the fusion), or check that it holds that scorer's scores: a column of labels, of a "
+    "default value, or of scores rounded or clipped to one value is constant."
+)
+
+
 # ---------------------------------------------------------------------------------------------
 # Scores.
+
+
+def _is_number_text(v) -> bool:
+    if not isinstance(v, (str, bytes)):
+        return False
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+_TEXT_HINT = (
+    "scores must be numbers: convert the text first, e.g. S.astype(float) (a DataFrame: "
+    "df.astype(float) or pd.to_numeric)."
+)
 
 
 def _check_numeric_columns(S) -> None:
@@ -48,6 +95,13 @@ def _check_numeric_columns(S) -> None:
     if hasattr(S, "dtypes"):  # DataFrame
         for name, dtype in zip(S.columns, S.dtypes, strict=True):
             if getattr(dtype, "kind", "O") not in "biuf":
+                values = S[name].to_numpy()
+                first = next((v for v in values if not isinstance(v, numbers.Real)), None)
+                if _is_number_text(first):
+                    raise ValueError(
+                        f"score column {name!r} holds numbers as text ({first!r}, dtype "
+                        f"{dtype}); {_TEXT_HINT}"
+                    )
                 raise ValueError(
                     f"score column {name!r} has non-numeric dtype {dtype}; scores must be numbers."
                 )
@@ -65,11 +119,72 @@ def _check_numeric_columns(S) -> None:
                     raise ValueError(
                         f"Complex data not supported: score column {j} holds {v!r} at row {i}."
                     )
+                if _is_number_text(v):
+                    raise ValueError(
+                        f"score column {j} holds a number as text, {str(v)!r} at row {i}; "
+                        + _TEXT_HINT
+                    )
                 if isinstance(v, bool) or not isinstance(v, numbers.Real):
                     raise ValueError(
                         f"score column {j} holds a non-numeric value {v!r} at row {i}; "
                         "scores must be numbers."
                     )
+
+
+def _column_lengths(S) -> list[int] | None:
+    """The lengths of the items of a list or tuple ``S`` when every item is a 1-D sequence
+    (a list, tuple, 1-D array or pandas Series) and they all have the same length."""
+    if not isinstance(S, (list, tuple)) or not S:
+        return None
+    lengths = []
+    for item in S:
+        if isinstance(item, (str, bytes)) or not hasattr(item, "__len__"):
+            return None
+        ndim = getattr(item, "ndim", None)
+        if ndim is not None and ndim != 1:
+            return None
+        if ndim is None and len(item) and isinstance(item[0], (list, tuple)):
+            return None
+        lengths.append(len(item))
+    return lengths if len(set(lengths)) == 1 else None
+
+
+def check_layout(S, *, n_labels: int | None = None, n_features: int | None = None) -> None:
+    """Explain input that numpy would misread as scores before it is: a generator, a
+    mapping, or a list of one sequence per scorer (read as rows, not columns) whose length
+    contradicts the labels (``n_labels``, at fit) or the model's number of scores
+    (``n_features``, at prediction)."""
+    if sp.issparse(S):
+        return  # a dok matrix is a dict: check_scores refuses sparse input
+    if isinstance(S, Mapping):
+        raise ValueError(
+            f"S is a {type(S).__name__} of {len(S)} entries; scores must be an (n, M) array: "
+            "pass pd.DataFrame(S) (one column per key) or np.column_stack(list(S.values()))."
+        )
+    if isinstance(S, Iterator):
+        raise ValueError(
+            f"S is an iterator ({type(S).__name__}); scores must be an (n, M) array: pass "
+            "np.array(list(S)) for rows of scores, or np.column_stack(list(S)) for one "
+            "sequence per scorer."
+        )
+    if not isinstance(S, (list, tuple)):
+        return
+    k = len(S)
+    if not ((n_labels is not None and k != n_labels) or k == n_features):
+        return  # as many rows as labels, or not the model's number of scorers: rows
+    lengths = _column_lengths(S)
+    if lengths is None:
+        return
+    length = lengths[0]
+    read = f"S is a {type(S).__name__} of {k} sequences of {length} values, read as {k} rows"
+    fix = "If each sequence holds one scorer's scores, stack them as columns: np.column_stack(S)."
+    if n_labels is not None and length == n_labels and k != n_labels:
+        raise ValueError(f"{read} of {length} scores, but y has {n_labels} labels. {fix}")
+    if n_features is not None and k == n_features and length != n_features:
+        raise ValueError(
+            f"{read} of {length} scores each, but the model fuses {n_features} scores per "
+            f"row. {fix}"
+        )
 
 
 def _as_array(S) -> np.ndarray:
@@ -95,14 +210,18 @@ def check_scores(
     """Validate an ``(n, M)`` score matrix; sets ``n_features_in_``/``feature_names_in_`` on
     ``estimator`` when ``reset``.
 
-    Returns float64 scores, except that an integer matrix with values beyond ``2**53`` in
+    A deep-learning framework's tensor (PyTorch, CuPy, JAX, ..., or a list of them) is
+    taken as it comes (:func:`fusion._tensors.host_array`). Returns float64 scores, except
+    that an integer matrix with values beyond ``2**53`` in
     magnitude stays integer (float64 would merge distinct values; the ECDF ranks them
     exactly). ``+-inf`` is accepted (the ECDF ranks it at the ends); NaN only with
     ``allow_nan`` (a missing score).
     """
     name = type(estimator).__name__
+    S = host_arrays(S)  # a framework's tensors (grad, bfloat16, on a device) as NumPy
     if S is None:
         raise ValueError("S is required: pass an (n, M) array of scores.")
+    check_layout(S, n_features=None if reset else getattr(estimator, "n_features_in_", None))
     if sp.issparse(S):
         raise ValueError("sparse input is not supported: S must be a dense (n, M) array.")
     if not hasattr(S, "columns"):  # keep DataFrames whole for feature_names_in_

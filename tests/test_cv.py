@@ -6,7 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.model_selection import KFold, ShuffleSplit
 
-from fusion._cv import content_folds, cv_splits, fold_ids, one_se_index, one_se_pick, paired_se
+from fusion._cv import (
+    content_folds,
+    cv_splits,
+    edge_matters,
+    fold_ids,
+    one_se_index,
+    one_se_pick,
+    paired_se,
+)
 
 
 @settings(max_examples=30, deadline=None)
@@ -116,3 +124,41 @@ def test_one_se_rule_takes_the_most_penalized_candidate_within_one_se():
     base = rng.random(500)
     held = np.vstack([base + 0.2, base + 1e-4 * rng.normal(size=500), base])
     assert one_se_index(held, np.ones(500)) == 1
+
+
+def _path(last_gain_in_adjacent_se: float, seed: int = 0):
+    """Held-out losses of 6 candidates along a grid, the last one the edge: candidate ``k``
+    moves every unit's loss by ``(2^(5 - k) - 1) 0.02 e_unit`` (neighbours at the flat end
+    give nearly the same predictions, distant ones do not, as along a penalty path) and the
+    mean by a falling curve whose last step is ``last_gain_in_adjacent_se`` standard errors
+    of the neighbours' paired difference."""
+    rng = np.random.default_rng(seed)
+    n = 4000
+    base = rng.exponential(0.5, size=n)
+    e = rng.normal(size=n)
+    e -= e.mean()
+    step = 0.02 * e.std() / np.sqrt(n)  # the paired standard error of the last two
+    drop = np.array([0.0, 0.004, 0.006, 0.007, 0.0075, 0.0075 + last_gain_in_adjacent_se * step])
+    held = np.stack([base + (2.0 ** (5 - k) - 1) * 0.02 * e - drop[k] for k in range(6)])
+    w = np.ones(n)
+    return held @ w / n, paired_se(held, w, 5)
+
+
+def test_a_flat_tail_at_the_edge_does_not_matter():
+    # the last step beats its neighbour significantly (1.3 of the neighbours' own standard
+    # error, as in issue 28), but by a sliver of what the grid's candidates differ by
+    mean, se = _path(1.3)
+    assert mean[4] - mean[5] > se[4]
+    assert not edge_matters(mean, se, 5, 4)
+
+
+def test_a_curve_still_falling_at_the_edge_matters():
+    mean, se = _path(15.0)
+    assert edge_matters(mean, se, 5, 4)
+
+
+def test_an_edge_no_better_than_its_neighbour_does_not_matter_and_a_missing_one_does():
+    mean, se = _path(-2.0)
+    assert not edge_matters(mean, se, 5, 4)
+    mean[4] = np.nan  # the path stopped before the neighbour
+    assert edge_matters(mean, se, 5, 4)

@@ -114,15 +114,16 @@ def test_fused_surface_is_the_calibrating_function_on_the_square(model_2d):
     expected = model.calibrating_function(np.column_stack([u1.ravel(), u2.ravel()]))
     np.testing.assert_allclose(np.asarray(image.get_array()), expected.reshape(21, 21))
     assert image.get_extent() == [0.0, 1.0, 0.0, 1.0]
-    # The density regions: filled, and outlined by a line per requested mass, labelled
-    # with the shares.
+    # The density regions: filled, and outlined by a line per requested mass, one line
+    # style each, explained by the legend (not by labels on the lines, which sat on the
+    # frame).
     filled, lines = [c for c in ax.collections if hasattr(c, "levels")]
-    assert len(lines.levels) == 3
-    assert sorted(t.get_text() for t in ax.texts) and {t.get_text() for t in ax.texts} <= {
-        "50%",
-        "80%",
-        "95%",
-    }
+    assert len(lines.levels) == 3 and not ax.texts
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["50%", "80%", "95%"]
+    assert "white lines" in legend.get_title().get_text()
+    styles = [h.get_linestyle() for h in legend.legend_handles]
+    assert len(set(styles)) == 3
     assert len(ax.figure.axes) == 2  # the colorbar
 
 
@@ -192,8 +193,11 @@ def test_fused_surface_draws_the_regions_filled_and_outlined(model_2d):
     np.testing.assert_allclose(lines.levels, np.sort(levels))
     np.testing.assert_allclose(filled.levels[:-1], np.sort(levels))
     assert filled.levels[-1] >= dens.max()
-    labels = {t.get_text() for t in ax.texts}
-    assert labels and labels <= {"50%", "80%", "95%"}
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["50%", "80%", "95%"]
+    # the legend lies under the square, outside it
+    ax.figure.canvas.draw()
+    assert ax.get_legend().get_window_extent().y1 < ax.get_window_extent().y0
 
 
 @pytest.mark.parametrize(
@@ -499,11 +503,68 @@ def test_top_label_reliability_diagram_plots_the_bins():
     assert _labels(ax) == ("T", "confidence (largest class probability)", "Y")
     accuracy, confidence, count = top_label_bins(y, P, n_bins=10)
     curve = [line for line in ax.get_lines() if line.get_label() == "m"][0]
-    np.testing.assert_allclose(curve.get_xdata(), confidence)
-    np.testing.assert_allclose(curve.get_ydata(), accuracy)
-    (markers,) = ax.collections
-    assert markers.get_offsets().shape[0] == count.shape[0]
+    joined = count >= 10  # the default min_count
+    np.testing.assert_allclose(curve.get_xdata(), confidence[joined])
+    np.testing.assert_allclose(curve.get_ydata(), accuracy[joined])
+    markers = np.vstack([c.get_offsets() for c in ax.collections])
+    assert markers.shape[0] == count.shape[0]
     with pytest.raises(ValueError, match=r"\(n, C\)"):
         plot.top_label_reliability_diagram(y, P[:, 0])
     with pytest.raises(ValueError, match="labels="):
         plot.top_label_reliability_diagram(y[y != "emu"], P[y != "emu"])
+
+
+def test_sparse_bins_are_hollow_and_off_the_curve():
+    # 2,000 rows of moderate confidence and 3 at the top, all right: their bin's accuracy
+    # of 1.0 on 3 rows must not pull the curve
+    rng = np.random.default_rng(21)
+    P = rng.dirichlet([4, 4, 4], size=2003)
+    P[-3:] = [0.98, 0.01, 0.01]
+    y = np.array([int(np.argmax(row)) for row in P])
+    y[:2000:2] = (y[:2000:2] + 1) % 3  # half of the bulk wrong
+    ax = plot.top_label_reliability_diagram(y, P, n_bins=10)
+    accuracy, confidence, count = top_label_bins(y, P, n_bins=10)
+    curve = ax.get_lines()[1]
+    enough = count >= 10
+    np.testing.assert_allclose(curve.get_xdata(), confidence[enough])
+    hollow = [c for c in ax.collections if len(c.get_facecolor()) == 0]
+    assert len(hollow) == 1
+    np.testing.assert_allclose(
+        hollow[0].get_offsets(), np.column_stack([confidence, accuracy])[~enough]
+    )
+    notes = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert notes == ["marker area: rows in the bin", "fewer than 10 rows (hollow, not joined)"]
+    # min_count=1 joins every bin
+    ax = plot.top_label_reliability_diagram(y, P, n_bins=10, min_count=1, show_counts=False)
+    assert ax.get_lines()[1].get_xdata().shape == confidence.shape and ax.get_legend() is None
+
+
+def test_the_legend_explains_the_markers_once_for_several_curves():
+    rng = np.random.default_rng(22)
+    p = rng.random(3000)
+    y = (rng.random(3000) < p).astype(int)
+    fig, ax = plt.subplots()
+    plot.reliability_diagram(y, p, ax=ax, label="a")
+    plot.reliability_diagram(y, p**3, ax=ax, label="b")
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts.count("marker area: rows in the bin") == 1
+    assert texts[:2] == ["a", "b"]
+
+
+def test_contour_draws_at_most_max_points_under_its_labels(model_2d):
+    model, S, y = model_2d
+    ax = plot.contour(model, points=(S, y), max_points=100)
+    scatters = [c for c in ax.collections if type(c).__name__ == "PathCollection"]
+    assert sum(c.get_offsets().shape[0] for c in scatters) == 100
+    assert ax.get_legend().get_title().get_text() == "100 of 400 points (random)"
+    assert all(t.get_zorder() > max(c.get_zorder() for c in scatters) for t in ax.texts)
+    # each label sits where its line is farthest from the frame (the default put them on it)
+    (lines,) = [c for c in ax.collections if hasattr(c, "levels") and not c.filled]
+    for t in ax.texts:
+        (k,) = np.flatnonzero(np.isclose(lines.levels, float(t.get_text())))
+        v = np.concatenate([s for s in lines.allsegs[k] if len(s)])
+        inside = np.minimum(np.minimum(v[:, 0], 1 - v[:, 0]), np.minimum(v[:, 1], 1 - v[:, 1]))
+        x, u = t.get_position()
+        assert min(x, 1 - x, u, 1 - u) >= inside.max() - 0.02
+    ax.figure.canvas.draw()
+    assert ax.get_legend().get_window_extent().y1 < ax.get_window_extent().y0

@@ -40,8 +40,9 @@ CASES = {
     # the reversed-score warning, from the base's direction step (fusion/_validation.py)
     "reversed score, estimator": lambda: BernsteinFusion(lam=np.inf).fit(*_binary(reverse=True)),
     "reversed score, fusion.fit": lambda: fusion.fit(*_binary(reverse=True), lam=np.inf),
-    # the grid-edge warning of the binary default model (estimator, deeper in the fit)
-    "binary grid edge": lambda: BernsteinFusion(lam_grid=[1e-8, 1e-9]).fit(*_binary()),
+    # the grid-edge warning of the binary default model (estimator, deeper in the fit): lam=1
+    # clearly beats the overfitting 1e-8 (a flat edge, as [1e-8, 1e-9], no longer warns)
+    "binary grid edge": lambda: BernsteinFusion(lam_grid=[1.0, 1e-8]).fit(*_binary()),
     # the grid-edge warning of the class-shared multi-class model (fusion/bernstein/shared.py)
     "multi-class grid edge": lambda: fusion.fit(*_multiclass(), lam_grid=[100.0, 1.0]),
 }

@@ -9,6 +9,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._validation import CONSTANT_COLUMN_REMEDY
 from ..ecdf import ConstantColumnError
 
 __all__ = ["fold_seed", "check_not_constant", "as_degrees"]
@@ -26,7 +27,8 @@ def check_not_constant(knots: np.ndarray, j: int) -> None:
     if knots.shape[0] < 2:
         raise ConstantColumnError(
             f"score column {j} is constant (every value equals {knots[0]!r}); a "
-            "constant score carries no ranking information and cannot be calibrated."
+            "constant score carries no ranking information and cannot be calibrated. "
+            + CONSTANT_COLUMN_REMEDY
         )
 
 

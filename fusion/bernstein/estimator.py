@@ -266,12 +266,16 @@ class BernsteinFusion(
         Standardization of ``z_m`` (median and interquartile range over the training
         distribution). None for the rank-only model.
     lam_ : float or None
-        Default model: the penalty weight used (``inf``: ``g`` constant). None for the
-        rank-only model.
+        Default model: the penalty weight used (``inf``: ``g`` constant, no Bernstein
+        correction: logistic regression on the scores' own scale; ``degree_`` is then 0 on
+        every axis). None for the rank-only model.
     components_ : tuple of tuple of int
         Score columns (axes) of each component; ``((0, ..., M - 1),)`` for the tensor.
     degree_ : tuple of int
-        Degree per axis actually used.
+        Degree per axis actually used. ``(0, ..., 0)`` when ``lam_`` is ``inf``: ``g`` is
+        the constant ``coef_`` (shape ``(1, ..., 1)``), whatever degree cross-validation
+        tried (its entries in ``cv_scores_`` keep that degree). Models saved before this
+        rule hold the tried degree with every coefficient equal, the same function.
     cv_scores_ : dict
         Only after cross-validation. Rank-only: held-out Brier score for each candidate degree
         tuple, or for each ``(structure, degree tuple)`` when several structures competed
@@ -346,7 +350,11 @@ class BernsteinFusion(
 
     Default model: a ``lam`` or degree chosen at the edge of its grid raises a
     ``UserWarning`` that names the parameter (``lam = inf``, the logistic-regression limit,
-    is not an edge). The features ``z`` are computed from ``u`` (through the inverse of the
+    is not an edge) when the edge beats its neighbour by more than a quarter of the largest
+    paired standard error of the edge against the grid's other values
+    (:func:`fusion._cv.edge_matters`): a flat tail of the cross-validation curve stays
+    silent. The rank-only model's largest degree warns the same way, against the best other
+    degree. The features ``z`` are computed from ``u`` (through the inverse of the
     ECDF), so the model is a function on the unit cube like the rank-only one
     (``calibrating_function``).
 

@@ -27,13 +27,15 @@ class BootstrapIntervals:
                 yield rng.multinomial(n, np.full(n, 1.0 / n)).astype(float)
                 progress.step()
 
-    def _bootstrap_logistic(self, U, Z, y, w, edges, data) -> None:
+    def _bootstrap_logistic(self, U, Z, y, w, edges, data, degrees, components) -> None:
         """The default model's refits (:func:`fusion.bernstein.bootstrap.logistic_refits`) on
-        the richer model of :func:`~fusion.bernstein.bootstrap.interval_basis`, the penalty
-        chosen on every resample (``lam="cv"``: the cross-validation of ``data``'s folds)
-        or the given one, with the fit's own ridge (a resample's weights would give
-        another)."""
-        basis = bootstrap.interval_basis(self.degree_, self.components_)
+        the richer model of :func:`~fusion.bernstein.bootstrap.interval_basis` around the
+        fitted candidate's ``degrees`` and ``components`` (with ``lam_ = inf`` the fitted
+        state holds degree 0: the candidate's degrees still set the refits' resolution),
+        the penalty chosen on every resample (``lam="cv"``: the cross-validation of
+        ``data``'s folds) or the given one, with the fit's own ridge (a resample's weights
+        would give another)."""
+        basis = bootstrap.interval_basis(degrees, components)
         lams = self._lam_candidates(U.shape[0]) if self.lam == "cv" else [self.lam_]
         folds = {}
         if len(lams) > 1 and edges is None:

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .._cv import fold_ids
+from .._cv import edge_matters, fold_ids, paired_se
 from .._lstsq import LeastSquaresStats, heldout_sse
 from .._progress import Progress
 from .._warn import caller_level
@@ -237,7 +237,8 @@ class RankOnlyModel:
 
                 pairs = [(gram(train), gram(test)) for train, test in splits]
                 total = gram(np.arange(n))
-                results[key] = (self._heldout_brier(degrees, pairs, components), total)
+                score, per_fold = self._heldout_brier(degrees, pairs, components)
+                results[key] = (score, total, per_fold)
             label = f"{structure} {degrees}" if key != degrees else f"degree {degrees}"
             progress.step(label)
         best = self._pick(results, cands, edges)
@@ -247,24 +248,30 @@ class RankOnlyModel:
 
     def _cv_score(
         self, degrees, folds: list[LeastSquaresStats], components
-    ) -> tuple[float, LeastSquaresStats]:
-        """Held-out Brier score of one candidate from its per-fold statistics, and the totals."""
+    ) -> tuple[float, LeastSquaresStats, tuple[np.ndarray, np.ndarray]]:
+        """Held-out Brier score of one candidate from its per-fold statistics, the totals,
+        and the per-fold scores (:meth:`_heldout_brier`)."""
         total = folds[0]
         for f in folds[1:]:
             total = total + f
         pairs = [(total - f, f) for f in folds]
-        return self._heldout_brier(degrees, pairs, components), total
+        score, per_fold = self._heldout_brier(degrees, pairs, components)
+        return score, total, per_fold
 
-    def _heldout_brier(self, degrees, pairs, components) -> float:
-        """Weighted held-out Brier score over ``(train, test)`` statistics pairs."""
+    def _heldout_brier(
+        self, degrees, pairs, components
+    ) -> tuple[float, tuple[np.ndarray, np.ndarray]]:
+        """Weighted held-out Brier score over ``(train, test)`` statistics pairs, and every
+        fold's own with its weight (the held-out units of :meth:`_pick`'s edge check)."""
         qp = self._make_qp(degrees, components, cv=True)
-        sse = sw = 0.0
+        sse, sw = [], []
         for train, test in pairs:
             if test.sw > 0 and train.sw > 0:  # a fold can be empty in a tiny dask data set
                 beta, _ = qp.solve(train)
-                sse += heldout_sse(test, beta)
-                sw += test.sw
-        return sse / sw
+                sse.append(heldout_sse(test, beta))
+                sw.append(test.sw)
+        sse, sw = np.array(sse), np.array(sw)
+        return float(sse.sum() / sw.sum()), (sse / sw, sw)
 
     def _pick(
         self, results: dict, cands: list[tuple], edges: set[int]
@@ -273,8 +280,11 @@ class RankOnlyModel:
         the earlier candidate); sets ``cv_scores_``.
 
         ``results`` maps the keys of :meth:`_rank_only_keys` to ``(score, statistics of all
-        rows)``; ``cands`` and ``edges`` come from :meth:`_rank_only_candidates`. Picking a
-        candidate in ``edges`` (the largest of its structure's grid) warns.
+        rows, (per-fold scores, fold weights))``; ``cands`` and ``edges`` come from
+        :meth:`_rank_only_candidates`. Picking a candidate in ``edges`` (the largest of its
+        structure's grid) warns when it beats the structure's other degrees by enough to
+        matter (:func:`fusion._cv.edge_matters`, the folds as the paired held-out units:
+        only per-fold statistics exist, so the standard error is a coarse one).
 
         Returns ``(components, degrees, statistics)`` of the pick.
         """
@@ -284,7 +294,7 @@ class RankOnlyModel:
         i = min(range(len(keys)), key=lambda j: (scores[keys[j]], sizes[j], j))
         self.cv_scores_ = scores
         structure, components, degrees = cands[i]
-        if i in edges:
+        if i in edges and self._edge_matters(results, keys, cands, i):
             which = f" of the {structure} structure" if keys[i] != degrees else ""
             warnings.warn(
                 f"cross-validation picked degree {degrees}, the largest candidate{which} of "
@@ -294,3 +304,20 @@ class RankOnlyModel:
                 stacklevel=caller_level(),
             )
         return components, degrees, results[keys[i]][1]
+
+    @staticmethod
+    def _edge_matters(results: dict, keys: list, cands: list[tuple], edge: int) -> bool:
+        """:func:`fusion._cv.edge_matters` for candidate ``edge``, the last of its structure,
+        against the structure's best other degree (the held-out Brier score is jagged
+        along the degrees and the lowest wins, so the edge's gain is over the best of the
+        rest, not over whichever degree precedes it), on the folds' scores."""
+        grid = [j for j, c in enumerate(cands) if c[0] == cands[edge][0]]
+        held = [results[keys[j]][2] for j in grid]
+        w = held[0][1]
+        if any(h[1].shape != w.shape or not np.array_equal(h[1], w) for h in held):
+            return True  # not the same held-out units
+        losses = np.stack([h[0] for h in held])
+        mean = losses @ w / w.sum()
+        ref = grid.index(edge)
+        other = min((k for k in range(len(grid)) if k != ref), key=lambda k: mean[k])
+        return edge_matters(mean, paired_se(losses, w, ref), ref, other)

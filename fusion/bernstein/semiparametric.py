@@ -9,7 +9,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._cv import fold_ids, one_se_pick
+from .._cv import edge_matters, fold_ids, one_se_pick
 from .._progress import Progress
 from .._solver import SolverWarning
 from .._warn import caller_level
@@ -171,10 +171,11 @@ class SemiparametricModel:
             fold_of, n_folds = self._cell_folds(U, y) if search else (None, 0)
             edges = cell_edges(*self._feature_range(M), bins)
             data = aggregate_cells(U, Z, y, w, edges, fold_of, n_folds)
-        self._fit_logistic_from(data, candidates, lams)
+        degrees, components = self._fit_logistic_from(data, candidates, lams)
         self.bootstrap_coef_ = None
         if self.n_bootstrap:
-            self._bootstrap_logistic(U, Z, y, w, None if bins is None else edges, data)
+            edges = None if bins is None else edges
+            self._bootstrap_logistic(U, Z, y, w, edges, data, degrees, components)
 
     def _cell_folds(self, U, y) -> tuple[np.ndarray, int]:
         """Fold of every row for a fit on cells: a seeded hash of the row's content for an
@@ -192,12 +193,17 @@ class SemiparametricModel:
             )
         return fold_of, len(splits)
 
-    def _fit_logistic_from(self, data, candidates, lams) -> None:
+    def _fit_logistic_from(self, data, candidates, lams) -> tuple[tuple, tuple]:
         """The default model's fit from rows or cells (shared with the dask path).
 
         ``candidates``: ``(structure, components, degrees)`` triples; with more than one
         candidate or ``lam`` each runs its cross-validated path on the same folds and one
         pick is made over all of them (:meth:`_pick_logistic`).
+
+        Returns the ``(degrees, components)`` of the candidate fitted. With ``lam = inf``
+        ``g`` is a constant, and the fitted state says so: ``degree_`` is ``(0, ..., 0)``
+        (a polynomial of degree 0), ``components_`` the tensor, ``coef_`` its one
+        coefficient; the candidate's degrees still shape the bootstrap's richer model.
         """
         M = data.n_features
         if all(np.isinf(lam) for lam in lams):
@@ -261,9 +267,16 @@ class SemiparametricModel:
         self.coef_ = coef.reshape(layout.shapes[0]) if len(parts) == 1 else coef
         self.degree_ = tuple(int(k) for k in degrees)
         self.components_ = tuple(tuple(int(a) for a in comp) for comp in components)
+        if np.isinf(lam):
+            # g is flat (every coefficient of the first component equal, the others 0): no
+            # Bernstein correction, reported as the constant it is, not at the degree tried
+            self.coef_ = np.full((1,) * M, float(parts[0].flat[0]))
+            self.degree_ = (0,) * M
+            self.components_ = (tuple(range(M)),)
         self.lam_ = float(lam)
         self.solver_status_ = res.status
         self.n_iter_ = int(res.n_iter)
+        return tuple(int(k) for k in degrees), components
 
     def _ridge(self, data) -> float:
         # in memory the rows carry weights of mean 1; a dask fit's cells canonical weights
@@ -302,12 +315,27 @@ class SemiparametricModel:
         structure, degrees, lam = keys[pick]
         x_start = np.mean(sols[pick], axis=0)
         degree_cands = [d for s, _, d in candidates if s == structure]
-        self._warn_edges(degrees, lam, lams, degree_cands)
+        index = {k: i for i, k in enumerate(keys)}
+
+        def matters(neighbour, grid) -> bool:
+            # the pick against the next value inwards (a key), on the scale of its paired
+            # standard errors against the candidates (keys) of the same grid
+            if neighbour not in index:
+                return True
+            rows = [pick, index[neighbour]] + [index[k] for k in grid if k in index]
+            return edge_matters(mean[rows], joint.paired_se(pick)[rows], 0, 1)
+
+        self._warn_edges(degrees, lam, lams, degree_cands, structure, matters)
         return (structure, degrees), lam, x_start
 
-    def _warn_edges(self, degrees, lam, lams, candidates) -> None:
+    def _warn_edges(self, degrees, lam, lams, candidates, structure, matters) -> None:
+        """Warn when cross-validation picked the edge of ``lam_grid`` or of the degree
+        candidates and the edge beats its neighbour by enough to matter
+        (:func:`fusion._cv.edge_matters`; ``matters(key, grid)`` compares the pick with the
+        candidate ``key`` among the candidates ``grid``)."""
         finite = [v for v in lams if np.isfinite(v)]
-        if len(lams) > 1 and lam == lams[-1]:
+        lam_path = [(structure, degrees, v) for v in lams]
+        if len(lams) > 1 and lam == lams[-1] and matters(lam_path[-2], lam_path):
             warnings.warn(
                 f"cross-validation picked lam={lam:g}, the smallest value of lam_grid: a "
                 "smaller penalty might fit better. Pass a lam_grid that extends further down "
@@ -315,7 +343,13 @@ class SemiparametricModel:
                 UserWarning,
                 stacklevel=caller_level(),
             )
-        elif len(lams) > 1 and finite and lam == lams[0] and np.isfinite(lam):
+        elif (
+            len(lams) > 1
+            and finite
+            and lam == lams[0]
+            and np.isfinite(lam)
+            and matters(lam_path[1], lam_path)
+        ):
             warnings.warn(
                 f"cross-validation picked lam={lam:g}, the largest value of lam_grid: a "
                 "larger penalty might fit better. Add float('inf') (logistic regression on "
@@ -323,7 +357,11 @@ class SemiparametricModel:
                 UserWarning,
                 stacklevel=caller_level(),
             )
-        if len(candidates) > 1 and degrees == candidates[-1]:
+        if (
+            len(candidates) > 1
+            and degrees == candidates[-1]
+            and matters((structure, candidates[-2], lam), [(structure, d, lam) for d in candidates])
+        ):
             warnings.warn(
                 f"cross-validation picked degree {degrees}, the last candidate of "
                 "degree_grid: a larger degree might fit better. Extend degree_grid to check.",

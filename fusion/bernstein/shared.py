@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._cv import one_se_index, paired_se
+from .._cv import edge_matters, one_se_index, paired_se
 from .._multiclass import COUPLED_LOGIT_RANGE
 from .._solver import one_blas_thread
 from .._warn import caller_level
@@ -291,7 +291,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         chosen_folds = path.solutions[pick]
         heldout = path.held[pick]
         done, held = list(path.settings), [path.held]
-        if len(lams) > 1 and pick == len(lams) - 1:
+        if len(lams) > 1 and pick == len(lams) - 1 and _edge_matters(path.held, path.w, pick):
             _warn_edge(f"lam={lam:g}", "lam_grid")
         if len(taus) > 1:
             grid = [(lam, float(t)) for t in taus if np.isfinite(t)]
@@ -304,7 +304,8 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
                 chosen_folds = bias.solutions[chosen - 1]
                 heldout = bias.held[chosen - 1]
                 # (at tau n <= 0.01 a smaller ridge could not fit the data any closer)
-                if chosen == len(grid) and tau * n_eff > 0.01:
+                edge = chosen == len(grid) and tau * n_eff > 0.01
+                if edge and _edge_matters(candidates, path.w, chosen):
                     _warn_edge(f"bias_penalty={tau:g}", "the bias penalty grid")
             done += bias.settings
             held.append(bias.held)
@@ -335,6 +336,13 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         heldout = None
     return SharedFit(axes, tuple(scales), int(degree), final.x, float(lam), float(tau),
                      cv_scores, cv_se, final.n_iter, final.status, heldout, top)  # fmt: skip
+
+
+def _edge_matters(held: np.ndarray, w: np.ndarray, edge: int) -> bool:
+    """Whether the pick ``edge`` (the last candidate of ``held``) beats its neighbour by
+    enough to warn (:func:`fusion._cv.edge_matters`)."""
+    mean = held @ w / w.sum()
+    return edge_matters(mean, paired_se(held, w, edge), edge, edge - 1)
 
 
 def _warn_edge(what: str, grid: str) -> None:

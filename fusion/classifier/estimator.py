@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from numbers import Integral
 from typing import Any, ClassVar
@@ -73,7 +74,8 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
     (:func:`fusion.fit`) is fitted on those scores, and the base estimators are refitted on
     all rows to score new data. Unlike :class:`~sklearn.ensemble.StackingClassifier`'s
     logistic final estimator, the fused probability is calibrated and (for the monotone
-    methods) non-decreasing in every base estimator's score.
+    methods) monotone in every base estimator's score, in the direction the other scores
+    leave it (``increasing``).
 
     Parameters
     ----------
@@ -108,24 +110,26 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         its empirical CDF, so any strictly increasing transform of a score gives the same
         fit: the two outputs differ only where probabilities round to exactly 0 or 1 and
         tie, which ``"decision_function"`` avoids.
-    increasing : "auto", "conditional", bool or sequence of bool/"auto", default="auto"
+    increasing : "conditional", "auto", bool or sequence of bool/"auto", default="conditional"
         The direction in which the fused probability is monotone in each base estimator's
-        score (binary targets; the fusion method's ``increasing``). ``"auto"``, a bool or one
-        per score: handed to the fusion method as given (see
-        :class:`~fusion.FusionEstimator`): non-decreasing in every score, unless a score is
-        significantly anti-aligned with the label on its own (reversed, with a warning).
-        ``"conditional"`` (opt-in): the sign of the score's weight in a logistic regression
-        on all the out-of-fold scores, each on its own scale (the logit of a probability, a
-        decision function as it is;
-        :func:`fusion.classifier.directions.conditional_directions`): a score that carries
-        information against the label once the others are known (a naive Bayes or linear
-        model beside a boosted model that already has their signal) is used reversed, as
-        :class:`~sklearn.ensemble.StackingClassifier`'s logistic regression would give it a
-        negative weight. The fused probability then falls as such a base model's
-        probability rises: it gives up "monotone in every score" for the log-loss that
-        stacking gains through negative weights of redundant models (on
-        ``make_classification`` tasks with naive Bayes, boosting and logistic regression,
-        ``benchmarks/RESULTS.md``). The decision is in ``fusion_.increasing_``. Multi-class
+        score (binary targets; handed to the fusion method as one bool per score).
+        ``"conditional"`` (default): monotone in every base model's score, in the direction
+        the others leave it. A logistic regression on all the out-of-fold scores, each on its
+        own scale (the logit of a probability, a decision function as it is), gives every
+        score a weight; a score is used reversed only where its weight is significantly
+        negative (Wald z below -3.09, one-sided p < 0.001, the threshold of ``"auto"``;
+        :func:`fusion.classifier.directions.conditional_directions`). That is a base model
+        whose information, once the others are known, points against the label (a naive
+        Bayes or linear model beside a boosted model that already has their signal), to
+        which :class:`~sklearn.ensemble.StackingClassifier`'s logistic regression gives a
+        negative weight: the fused probability then falls as that model's probability rises.
+        A score that is noise given the others, or one of two redundant scores that share a
+        positive effect, keeps its direction (a reversal by chance has probability about
+        0.001 per score). ``"auto"``: non-decreasing in every score unless a score is
+        significantly anti-aligned with the label on its own (reversed, with a warning; see
+        :class:`~fusion.FusionEstimator`); :func:`fusion.fit`'s default. A bool or one per
+        score: used as given. The decision is in ``fusion_.increasing_``
+        (``benchmarks/RESULTS.md``, "FusionClassifier", compares the choices). Multi-class
         scores: ``"conditional"`` hands on the method's default, ``"auto"``.
     passthrough_scores : bool, default=False
         Whether :meth:`transform` returns the base estimators' scores after the fused
@@ -241,7 +245,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         *,
         cv=5,
         stack_method: str = "auto",
-        increasing="auto",
+        increasing="conditional",
         passthrough_scores: bool = False,
         n_jobs: int | None = None,
         random_state=0,
@@ -299,12 +303,19 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         valid = set(cls._get_param_names()) - set(_SHARED_WITH_FUSION) - set(_RESOLVED_FOR_FUSION)
         unknown = sorted(set(names) - valid)
         if unknown:
+            own = set(self._get_param_names())
+            hints = []
+            for name in unknown:
+                close = difflib.get_close_matches(name, sorted(own | valid), n=1, cutoff=0.6)
+                if close:
+                    hints.append(f"{name!r}: did you mean {close[0]!r}?")
             raise ValueError(
                 f"unknown parameter(s) {unknown} for FusionClassifier with method "
-                f"{self.method if method is None else method!r}: its own parameters are "
-                f"{sorted(self._get_param_names())}, the fusion method {cls.__name__} takes "
-                f"{sorted(valid)}, and base estimator parameters are written "
-                "'<name>__<parameter>'."
+                f"{self.method if method is None else method!r}"
+                + (f" ({'; '.join(hints)})" if hints else "")
+                + f": its own parameters are {sorted(own)}, the fusion method "
+                f"{cls.__name__} takes {sorted(valid)}, and base estimator parameters are "
+                "written '<name>__<parameter>'."
             )
 
     def get_params(self, deep: bool = True) -> dict:

@@ -12,7 +12,11 @@ from ..metrics._docs import FRAGMENTS, fill_doc
 _FIGURE_FRAGMENTS = {
     "diagram_labels": """\
 show_counts : bool, default=True
-    Marker area proportional to the number of samples in each bin.
+    Marker area proportional to the number of rows in each bin (the legend says so).
+min_count : int, default=10
+    Bins of fewer rows are drawn as hollow markers, not joined to the curve: on a handful
+    of rows a bin's rate swings to 0 or 1 and would dominate the curve (the legend says
+    so).
 title : str, optional
     Axes title (none by default).
 xlabel, ylabel : str

@@ -13,29 +13,80 @@ from ..metrics.binned import _bin_ids
 from ._common import axes, doc, positive_int, pyplot, set_labels
 
 _DIAGONAL = "perfectly calibrated"
+#: Legend entries that explain the markers (one each per Axes, whatever the curves).
+_SIZE_NOTE = "marker area: rows in the bin"
+_SPARSE_NOTE = "fewer than {} rows (hollow, not joined)"
 
 
-def _curve(ax, predicted, observed, count, *, label, show_counts, color=None):
-    """The diagonal (once per Axes), the per-bin curve and its markers; returns the line."""
+def _curve(ax, predicted, observed, count, *, label, show_counts, color=None, min_count=1):
+    """The diagonal (once per Axes), the per-bin curve and its markers; returns the line.
+
+    Bins of fewer than ``min_count`` rows get hollow markers off the line: their rates swing
+    to 0 or 1 on a handful of rows, and joined to the curve they would dominate it.
+    """
     if not any(line.get_label() == _DIAGONAL for line in ax.get_lines()):
         ax.plot([0, 1], [0, 1], ls="--", c="0.5", lw=1, label=_DIAGONAL)
-    (line,) = ax.plot(predicted, observed, marker="", lw=1.2, label=label, color=color)
-    sizes = 10 + 190 * count / count.max() if show_counts else 20
-    ax.scatter(predicted, observed, s=sizes, color=line.get_color(), zorder=3)
+    enough = count >= min_count
+    (line,) = ax.plot(
+        predicted[enough], observed[enough], marker="", lw=1.2, label=label, color=color
+    )
+    colour = line.get_color()
+    sizes = 10 + 190 * count / count.max() if show_counts else np.full(count.shape, 20.0)
+    # clip_on=False: a bin at 0 or 1 shows its whole marker, not half of it
+    ax.scatter(
+        predicted[enough], observed[enough], s=sizes[enough], color=colour, zorder=3,
+        clip_on=False,
+    )  # fmt: skip
+    if not enough.all():
+        ax.scatter(
+            predicted[~enough], observed[~enough], s=sizes[~enough], facecolors="none",
+            edgecolors=colour, linewidths=1.0, zorder=3, clip_on=False,
+        )  # fmt: skip
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     return line
 
 
-def _diagram(ax, predicted, observed, count, label, show_counts, title, xlabel, ylabel):
-    """A reliability diagram on square axes: the curve, the labels and, for a labelled curve,
-    the legend; returns the Axes (a new figure's when ``ax`` is None)."""
+def _marker_notes(ax, show_counts: bool, sparse: bool, min_count: int) -> list:
+    """Legend entries saying what the marker sizes and the hollow markers mean: those this
+    curve needs and those an earlier curve on the same Axes put in its legend."""
+    from matplotlib.lines import Line2D
+
+    previous = ax.get_legend()
+    seen = [t.get_text() for t in previous.get_texts()] if previous is not None else []
+    texts = [t for t in seen if t == _SIZE_NOTE or t.startswith(_SPARSE_NOTE[:11])]
+    if show_counts and _SIZE_NOTE not in texts:
+        texts.append(_SIZE_NOTE)
+    if sparse and _SPARSE_NOTE.format(min_count) not in texts:
+        texts.append(_SPARSE_NOTE.format(min_count))
+    grey = "0.45"
+    return [
+        Line2D([], [], ls="", marker="o", ms=4, color=grey, label=text)
+        if text == _SIZE_NOTE
+        else Line2D([], [], ls="", marker="o", ms=5, mfc="none", mec=grey, label=text)
+        for text in texts
+    ]
+
+
+def _diagram(
+    ax, predicted, observed, count, label, show_counts, title, xlabel, ylabel, min_count=1
+):
+    """A reliability diagram on square axes: the curve, the labels and a legend of the
+    labelled curves and of what the markers mean; returns the Axes (a new figure's when
+    ``ax`` is None)."""
     ax = axes(ax)
-    _curve(ax, predicted, observed, count, label=label, show_counts=show_counts)
+    _curve(
+        ax, predicted, observed, count, label=label, show_counts=show_counts,
+        min_count=min_count,
+    )  # fmt: skip
     ax.set_aspect("equal")
     set_labels(ax, title=title, xlabel=xlabel, ylabel=ylabel)
-    if label is not None:
-        ax.legend(loc="upper left", fontsize=8)
+    notes = _marker_notes(ax, show_counts, bool(np.any(count < min_count)), min_count)
+    handles, labels = ax.get_legend_handles_labels()
+    keep = [(h, t) for h, t in zip(handles, labels, strict=True) if t != _DIAGONAL]
+    keep += [(h, h.get_label()) for h in notes]
+    if keep:
+        ax.legend(*zip(*keep, strict=True), loc="upper left", fontsize=7)
     return ax
 
 
@@ -51,6 +102,7 @@ def reliability_diagram(
     pos_label=None,
     labels=None,
     show_counts: bool = True,
+    min_count: int = 10,
     title: str | None = None,
     xlabel: str = "mean predicted probability",
     ylabel: str = "observed positive rate",
@@ -69,10 +121,13 @@ def reliability_diagram(
     {binary_labels}
     {diagram_labels}
     """
+    min_count = positive_int(min_count, "min_count")
     observed, predicted, count = reliability_bins(
         y, p, n_bins=n_bins, strategy=strategy, pos_label=pos_label, labels=labels
     )
-    return _diagram(ax, predicted, observed, count, label, show_counts, title, xlabel, ylabel)
+    return _diagram(
+        ax, predicted, observed, count, label, show_counts, title, xlabel, ylabel, min_count
+    )
 
 
 def _bootstrap_rates(positives, totals, n_boot, confidence, random_state):
@@ -236,6 +291,7 @@ def top_label_reliability_diagram(
     ax=None,
     label: str | None = None,
     show_counts: bool = True,
+    min_count: int = 10,
     title: str | None = None,
     xlabel: str = "confidence (largest class probability)",
     ylabel: str = "accuracy",
@@ -269,7 +325,10 @@ def top_label_reliability_diagram(
             f"p must be an (n, C) matrix of class probabilities, got {np.ndim(p)} dimension(s); "
             "for a binary positive-class probability use reliability_diagram."
         )
+    min_count = positive_int(min_count, "min_count")
     accuracy, confidence, count = top_label_bins(
         y, p, n_bins=n_bins, strategy=strategy, labels=labels
     )
-    return _diagram(ax, confidence, accuracy, count, label, show_counts, title, xlabel, ylabel)
+    return _diagram(
+        ax, confidence, accuracy, count, label, show_counts, title, xlabel, ylabel, min_count
+    )

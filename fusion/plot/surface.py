@@ -15,6 +15,52 @@ def _surface(estimator, resolution: int):
     return u1, u2, f.reshape(u1.shape)
 
 
+#: At most this many points are drawn by :func:`contour` (a fixed random subset beyond):
+#: more cover the contours they are drawn on without showing more.
+_CONTOUR_POINTS = 2000
+
+
+def _inner_points(lines) -> list[tuple[float, float]]:
+    """For every level of a contour set on the unit square, the point of its line farthest
+    from the frame: where its label is placed (the default placement put labels on the
+    frame, where lines meet it)."""
+    points = []
+    for segments in lines.allsegs:
+        vertices = [v for v in segments if len(v)]
+        if not vertices:
+            continue
+        v = np.concatenate(vertices)
+        inside = np.minimum(np.minimum(v[:, 0], 1 - v[:, 0]), np.minimum(v[:, 1], 1 - v[:, 1]))
+        points.append(tuple(v[int(np.argmax(inside))]))
+    return points
+
+
+def _halo(width: float = 2.5, colour: str = "white"):
+    """A stroke around a line or a text, so it reads on any background."""
+    from matplotlib import patheffects
+
+    return [patheffects.withStroke(linewidth=width, foreground=colour)]
+
+
+def _legend_below(ax, handles, labels, *, title=None, ncol=None):
+    """A legend under the Axes, outside the plotted square (the constrained layout makes
+    room for it): it covers no point and no contour."""
+    legend = ax.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.13),
+        ncol=len(handles) if ncol is None else ncol,
+        fontsize=7,
+        title=title,
+        title_fontsize=7,
+        frameon=False,
+        handlelength=2.5,
+        columnspacing=1.2,
+    )
+    return legend
+
+
 def _square_labels(ax, estimator, title, xlabel, ylabel):
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -35,6 +81,7 @@ def contour(
     resolution: int = 101,
     levels=None,
     points=None,
+    max_points: int = _CONTOUR_POINTS,
     cmap: str = "viridis",
     colorbar: bool = True,
     title: str | None = None,
@@ -56,7 +103,11 @@ def contour(
         Contour levels; default ``0, 0.1, ..., 1``.
     points : tuple (S, y), optional
         Raw scores and labels to overlay, normalized with the estimator's ``ecdf_``
-        (for example the training data).
+        (for example the training data). They are drawn under the contour lines and their
+        labels, with the legend below the square; beyond ``max_points`` rows a fixed
+        random subset of that many is drawn (the legend says how many).
+    max_points : int, default=2000
+        The most points drawn.
     cmap : str, default="viridis"
         Colormap of the filled contours.
     {square_labels}
@@ -71,29 +122,43 @@ def contour(
     if levels is None:
         levels = np.linspace(0.0, 1.0, 11)
     filled = ax.contourf(u1, u2, f, levels=levels, cmap=cmap, vmin=0.0, vmax=1.0)
-    lines = ax.contour(u1, u2, f, levels=levels, colors="k", linewidths=0.5)
-    ax.clabel(lines, fmt="%.1f", fontsize=7)
+    # the lines and their labels above the points (zorder), each label with a halo
+    lines = ax.contour(u1, u2, f, levels=levels, colors="k", linewidths=0.5, zorder=3)
+    for text in ax.clabel(lines, fmt="%.1f", fontsize=7, manual=_inner_points(lines)):
+        text.set_zorder(4)
+        text.set_path_effects(_halo(2.0))
     if points is not None:
         S, y = points
         U = estimator._normalize(S)
         y = np.asarray(y).reshape(-1)
         if y.shape[0] != U.shape[0]:
             raise ValueError(f"points: S has {U.shape[0]} rows but y has {y.shape[0]} labels.")
+        max_points = positive_int(max_points, "max_points")
+        n = U.shape[0]
+        shown = np.arange(n)
+        if n > max_points:
+            shown = np.sort(np.random.default_rng(0).choice(n, max_points, replace=False))
+        U, y = U[shown], y[shown]
         is_positive = y == positive
+        handles = []
         for mask, colour, name in (
             (~is_positive, "white", estimator.classes_[0]),
             (is_positive, "red", positive),
         ):
-            ax.scatter(
-                U[mask, 0],
-                U[mask, 1],
-                s=6,
-                c=colour,
-                edgecolors="k",
-                linewidths=0.3,
-                label=f"y = {name}",
+            handles.append(
+                ax.scatter(
+                    U[mask, 0],
+                    U[mask, 1],
+                    s=6 if shown.size <= 1000 else 3,
+                    c=colour,
+                    edgecolors="k",
+                    linewidths=0.3,
+                    zorder=2,
+                    label=f"y = {name}",
+                )
             )
-        ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
+        note = None if shown.size == n else f"{shown.size:,} of {n:,} points (random)"
+        _legend_below(ax, handles, [h.get_label() for h in handles], title=note)
     if colorbar:
         label = f"P(Y = {positive} | u)" if colorbar_label is None else colorbar_label
         ax.figure.colorbar(filled, ax=ax, label=label)
@@ -172,9 +237,17 @@ def density_regions(
     return grid, density, levels
 
 
+#: Line styles of the density outlines, from the densest region outwards.
+_REGION_STYLES = ("-", "--", ":", "-.")
+
+
 def _density_contours(ax, U: np.ndarray, masses: np.ndarray, size: int) -> None:
     """The nested regions of :func:`density_regions`, lightly filled (the more mass, the
-    fainter) and outlined, each outline labelled with its share."""
+    fainter) and outlined, one line style per region (white with a dark halo, readable on
+    any colour of the heatmap), explained by a legend under the square: labels on the
+    lines themselves sat on the frame, where the outer regions run."""
+    from matplotlib.lines import Line2D
+
     grid, dens, levels = density_regions(U, masses, size)
     order = np.argsort(levels)  # increasing thresholds: decreasing masses
     levels, masses = levels[order], masses[order]
@@ -183,9 +256,23 @@ def _density_contours(ax, U: np.ndarray, masses: np.ndarray, size: int) -> None:
     top = max(float(dens.max()), float(levels[-1])) * 1.01 + 1e-300
     shades = [(1.0, 1.0, 1.0, 0.06 * (k + 1)) for k in range(levels.size)]
     ax.contourf(grid, grid, dens, levels=[*levels, top], colors=shades, antialiased=True)
-    lines = ax.contour(grid, grid, dens, levels=levels, colors="white", linewidths=1.0)
-    labels = [f"{m:.0%}" for m in masses]
-    ax.clabel(lines, fmt=dict(zip(lines.levels, labels, strict=True)), fontsize=7)
+    # from the densest (highest threshold) outwards: solid, dashed, dotted, ...
+    styles = [_REGION_STYLES[min(k, 3)] for k in range(levels.size)][::-1]
+    halo = _halo(2.0, "0.25")
+    lines = ax.contour(
+        grid, grid, dens, levels=levels, colors="white", linewidths=1.0, linestyles=styles
+    )
+    lines.set_path_effects(halo)
+    handles = [
+        Line2D([], [], color="white", lw=1.0, ls=style, path_effects=halo) for style in styles[::-1]
+    ]
+    labels = [f"{m:.0%}" for m in masses[::-1]]
+    _legend_below(
+        ax,
+        handles,
+        labels,
+        title="white lines: the densest regions\nholding this share of the scores",
+    )
 
 
 @doc
@@ -225,7 +312,8 @@ def fused_surface(
         Pixels per axis of the heatmap.
     density : {"contour", "points"} or None, default="contour"
         ``"contour"``: nested, lightly filled regions, the densest ones that hold
-        ``density_masses`` of the points, outlined and labelled with their share (densest
+        ``density_masses`` of the points, outlined in white (one line style per region,
+        explained by a legend under the square) (densest
         for a Gaussian kernel density estimate on the normal scores ``Phi^-1(u)``, from at
         most 5,000 of the points; ``fusion.plot.surface.density_regions``). ``"points"``: the
         points themselves. None: no overlay.

@@ -181,13 +181,26 @@ def test_grid_edges_warn_naming_the_parameter():
         BernsteinFusion(lam_grid=[1.0, 0.1, 0.01]).fit(S, y)
     S2, y2 = _probabilities(300, 2, 9)  # logistic in the logits: the largest lam wins
     with pytest.warns(UserWarning, match="largest value of lam_grid"):
-        BernsteinFusion(lam_grid=[1.0, 0.1, 0.01]).fit(S2, y2)
+        BernsteinFusion(lam_grid=[1e-2, 1e-5, 1e-8]).fit(S2, y2)
     with pytest.warns(UserWarning, match="degree_grid"):
         BernsteinFusion(degree="cv", degree_grid=[0, 1], lam=1e-4).fit(S, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # inf, the logistic-regression limit, is no edge
         model = BernsteinFusion(lam_grid=[float("inf"), 1.0, 0.1]).fit(S2, y2)
     assert model.lam_ == float("inf")
+
+
+def test_a_flat_cv_curve_at_a_grid_edge_does_not_warn():
+    S, y = _probabilities(300, 2, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = BernsteinFusion(lam_grid=[1.0, 0.1, 0.01]).fit(S, y)
+    # the edge was picked, its neighbour within a hair of it on the scale of the path
+    assert model.lam_ == 1.0
+    structure = "tensor" if len(model.components_) == 1 else "additive"
+    path = [(structure, model.degree_, v) for v in (1.0, 0.1, 0.01)]
+    gain = model.cv_scores_[path[1]] - model.cv_scores_[path[0]]
+    assert abs(gain) < 0.25 * max(model.cv_se_[k] for k in path)
 
 
 def test_refit_with_another_base_replaces_the_fitted_state():
@@ -224,3 +237,23 @@ def test_additive_structure_is_the_default_from_four_scores():
     assert model.coef_.shape == (5 * (model.degree_[0] + 1),)
     pair = BernsteinFusion(lam=1e-2, structure="pairwise", degree=2).fit(S, y)
     assert len(pair.components_) == 10
+
+
+def test_no_bernstein_correction_is_reported_as_degree_zero(tmp_path):
+    import fusion
+
+    S, y = _probabilities(600, 3, 1)
+    model = BernsteinFusion(lam=float("inf"), degree=4).fit(S, y)
+    assert model.degree_ == (0, 0, 0) and model.coef_.shape == (1, 1, 1)
+    assert model.components_ == ((0, 1, 2),)
+    # the same function as a logistic regression with a free intercept, degree or not
+    refit = BernsteinFusion(**model._refit_params()).fit(S, y)
+    np.testing.assert_allclose(refit.predict_proba(S), model.predict_proba(S), atol=1e-7)
+    # a model saved before (the tried degree, every coefficient equal) still loads and
+    # predicts the same
+    old = BernsteinFusion(lam=float("inf"), degree=4).fit(S, y)
+    old.degree_, old.coef_ = (4, 4, 4), np.full((5, 5, 5), model.coef_.item())
+    old.save(tmp_path / "old.fusion")
+    loaded = fusion.load(tmp_path / "old.fusion")
+    assert loaded.degree_ == (4, 4, 4)
+    np.testing.assert_allclose(loaded.predict_proba(S), model.predict_proba(S), atol=1e-12)

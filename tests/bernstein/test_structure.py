@@ -137,8 +137,8 @@ def test_projection_makes_any_vector_feasible():
 
 def test_pairwise_with_two_scores_is_the_tensor_and_additive_fits_additive_truth():
     S, y, _ = _scores(4000, 2, seed=5)
-    a = BernsteinFusion(degree=3, structure="pairwise").fit(S, y)
-    b = BernsteinFusion(degree=3, structure="tensor").fit(S, y)
+    a = BernsteinFusion(degree=3, lam=1e-2, structure="pairwise").fit(S, y)
+    b = BernsteinFusion(degree=3, lam=1e-2, structure="tensor").fit(S, y)
     assert a.coef_.shape == (4, 4) and a.components_ == ((0, 1),)
     np.testing.assert_allclose(a.coef_, b.coef_)
     # an additive truth: both structures contain it

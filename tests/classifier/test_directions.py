@@ -4,7 +4,11 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from fusion.classifier.directions import conditional_directions, own_scale_features
+from fusion.classifier.directions import (
+    conditional_directions,
+    conditional_z,
+    own_scale_features,
+)
 
 
 def suppressor_scores(n: int, seed: int):
@@ -44,14 +48,40 @@ def test_unchanged_by_the_unit_and_offset_of_a_raw_score():
     np.testing.assert_array_equal(conditional_directions(scaled, y), [True, False])
 
 
-def test_weights_count_as_repeated_rows():
+def test_scaling_the_weights_changes_nothing_and_a_zero_weight_is_no_row():
     z, y = suppressor_scores(1500, 5)
-    w = np.random.default_rng(0).integers(1, 4, size=y.shape[0])
-    repeated = np.repeat(np.arange(y.shape[0]), w)
-    np.testing.assert_array_equal(
-        conditional_directions(z, y, w.astype(float)),
-        conditional_directions(z[repeated], y[repeated]),
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=y.shape[0])
+    np.testing.assert_allclose(conditional_z(z, y, 7.0 * w), conditional_z(z, y, w), rtol=1e-6)
+    w[:100] = 0.0
+    np.testing.assert_allclose(
+        conditional_z(z, y, w), conditional_z(z[100:], y[100:], w[100:]), rtol=1e-6
     )
+
+
+def noise_and_redundant_scores(n: int, seed: int):
+    """An informative score, pure noise, and two noisy copies of one signal that both
+    carry it (log-odds ``0.75 (c1 + c2)``): the last three have no negative effect."""
+    rng = np.random.default_rng(seed)
+    informative, noise, common = rng.normal(size=(3, n))
+    c1 = common + 0.2 * rng.normal(size=n)
+    c2 = common + 0.2 * rng.normal(size=n)
+    y = (rng.random(n) < expit(informative + 0.75 * (c1 + c2))).astype(int)
+    return expit(np.column_stack([informative, noise, c1, c2])), y
+
+
+def test_noise_and_redundant_positive_scores_are_never_reversed():
+    signs = 0
+    for seed in range(40):
+        S, y = noise_and_redundant_scores(1000, seed)
+        assert conditional_directions(S, y).all(), seed
+        signs += int(np.sum(~conditional_directions(S, y, threshold=0.0)))
+    # the sign alone reverses the noise about every other time
+    assert signs >= 10
+
+
+def test_the_z_of_a_score_without_information_is_standard_normal():
+    z = np.array([conditional_z(*noise_and_redundant_scores(500, seed))[1] for seed in range(200)])
+    assert abs(z.mean()) < 0.25 and 0.8 < z.std() < 1.2
 
 
 def test_saturated_probabilities_stay_finite():
@@ -64,7 +94,7 @@ def test_saturated_probabilities_stay_finite():
     assert conditional_directions(p, y).shape == (2,)
 
 
-def test_one_score_gets_the_sign_of_its_association():
+def test_one_score_is_reversed_only_when_significantly_anti_aligned():
     z, y = suppressor_scores(500, 7)
     np.testing.assert_array_equal(conditional_directions(z[:, :1], y), [True])
     np.testing.assert_array_equal(conditional_directions(-z[:, :1], y), [False])

@@ -61,7 +61,7 @@ def columns(m: int):
 def test_a_score_informative_against_the_label_given_the_others_is_reversed(seed):
     z, y, truth = suppressor_data(8000, seed)
     fit, test = slice(0, 4000), slice(4000, None)
-    default = FusionClassifier(columns(2), increasing="conditional").fit(z[fit], y[fit])
+    default = FusionClassifier(columns(2)).fit(z[fit], y[fit])
     np.testing.assert_array_equal(default.fusion_.increasing_, [True, False])
     # Non-decreasing in both scores, the fusion can only ignore the second one.
     forced = FusionClassifier(columns(2), increasing=True).fit(z[fit], y[fit])
@@ -77,7 +77,7 @@ def test_a_score_informative_against_the_label_given_the_others_is_reversed(seed
 
 def test_the_fused_probability_decreases_in_a_reversed_score():
     z, y, _ = suppressor_data(4000, 2)
-    clf = FusionClassifier(columns(2), increasing="conditional").fit(z, y)
+    clf = FusionClassifier(columns(2)).fit(z, y)
     grid = np.linspace(-2, 2, 41)
     rows = np.column_stack([np.zeros_like(grid), grid])
     p = clf.predict_proba(rows)[:, 1]
@@ -94,9 +94,18 @@ def test_given_directions_are_handed_on_unchanged():
     np.testing.assert_array_equal(clf.fusion_.increasing_, [True, True])  # not significant
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_by_default_a_noise_score_keeps_its_direction(seed):
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(1500, 2))  # the second column is noise
+    y = (rng.random(1500) < expit(2.0 * z[:, 0])).astype(int)
+    clf = FusionClassifier(columns(2)).fit(z, y)
+    np.testing.assert_array_equal(clf.fusion_.increasing_, [True, True])
+
+
 def test_increasing_is_a_parameter_of_the_classifier():
     clf = FusionClassifier(columns(2))
-    assert clf.get_params()["increasing"] == "auto"
+    assert clf.get_params()["increasing"] == "conditional"
     assert clf.set_params(increasing=True).increasing is True
     with pytest.raises(ValueError, match="increasing"):
         FusionClassifier(columns(2), increasing="sometimes").fit(np.zeros((10, 2)), [0, 1] * 5)
@@ -147,6 +156,6 @@ def test_saved_model_keeps_the_directions(tmp_path):
     path = tmp_path / "clf.fusion"
     clf.save(path)
     loaded = fusion.load(path)
-    assert loaded.get_params()["increasing"] == "auto"
+    assert loaded.get_params()["increasing"] == "conditional"
     np.testing.assert_array_equal(loaded.fusion_.increasing_, clf.fusion_.increasing_)
     np.testing.assert_array_equal(loaded.predict_proba(z), clf.predict_proba(z))

@@ -130,8 +130,30 @@ def test_non_numeric_scores_object_array(name):
 
 def test_non_numeric_scores_dataframe(name):
     S, y = scores(20)
-    df = pd.DataFrame({"a": S[:, 0], "b": S[:, 1].astype(str)})
+    df = pd.DataFrame({"a": S[:, 0], "b": np.where(S[:, 1] > 0.5, "high", "low")})
     _raises(name, df, y, r"score column 'b' has non-numeric dtype")
+
+
+@pytest.mark.parametrize("kind", ["array", "object", "dataframe"])
+def test_numbers_as_text_are_told_to_convert(name, kind):
+    S, y = scores(20)
+    text = S.astype(str)
+    S = {"array": text, "object": text.astype(object), "dataframe": pd.DataFrame(text)}[kind]
+    _raises(name, S, y, r"as text.*astype\(float\)")
+
+
+def test_scores_as_one_sequence_per_scorer_are_told_to_stack(name):
+    S, y = scores(60)
+    for columns in ([list(S[:, 0]), list(S[:, 1])], (S[:, 0], S[:, 1])):
+        _raises(name, columns, y, r"2 sequences of 60 values.*np\.column_stack\(S\)")
+    columns = [pd.Series(S[:, 0]), pd.Series(S[:, 1])]
+    _raises(name, columns, y, r"2 sequences of 60 values.*np\.column_stack\(S\)")
+
+
+def test_a_generator_or_a_dict_of_scores_is_explained(name):
+    S, y = scores(20)
+    _raises(name, (row for row in S), y, r"iterator \(generator\).*np\.array\(list\(S\)\)")
+    _raises(name, {"a": S[:, 0], "b": S[:, 1]}, y, r"dict of 2 entries.*pd\.DataFrame\(S\)")
 
 
 def test_complex_scores(name):
@@ -142,7 +164,7 @@ def test_complex_scores(name):
 def test_constant_column(name):
     S, y = scores(60)
     S[:, 1] = 0.25
-    with pytest.raises(fusion.ConstantColumnError, match=r"score column 1 is constant"):
+    with pytest.raises(fusion.ConstantColumnError, match=r"score column 1 is constant.*Drop"):
         make(name).fit(S, y)
 
 
@@ -333,6 +355,12 @@ def test_predict_non_numeric_scores(fitted):
     X[1, 1] = "x"
     with pytest.raises(ValueError, match=r"score column 1 holds a non-numeric value 'x' at row 1"):
         est.predict_proba(X)
+
+
+def test_predict_one_sequence_per_scorer_is_told_to_stack(fitted):
+    est, S = fitted
+    with pytest.raises(ValueError, match=r"2 sequences of 5 values.*np\.column_stack\(S\)"):
+        est.predict_proba([list(S[:5, 0]), list(S[:5, 1])])
 
 
 def test_predict_extreme_scores(fitted):
