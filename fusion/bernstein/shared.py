@@ -16,7 +16,17 @@ from .._solver import one_blas_thread
 from .._warn import caller_level
 from .basis import bernstein_basis, evaluate
 from .logistic import Layout, base_ridge
-from .multinomial import Problem, Tables, block_arrays, block_losses, block_stats, cv_path, newton
+from .multinomial import (
+    CV_ROWS,
+    HESSIAN_PAIRS,
+    Problem,
+    Tables,
+    block_arrays,
+    block_losses,
+    block_stats,
+    cv_path,
+    newton,
+)
 from .pairs import BLOCK_PAIRS, MemberAxis, PairBlock, PairData, log_probabilities, trains_on
 from .toplabel import Sample, TopLabelFit, choose, reweight, sample_rows
 
@@ -325,7 +335,12 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         if progress is not None:
             progress.step(f"top-label correction, penalty={top.penalty:g}")
     final = Problem(key=None, x=x_start, lam=lam, total=source.total(None), tau=tau)
-    newton(source, layout, [final], settings, ridge)
+    curvature = None
+    if chosen_folds is not None:  # steps of one pass each, guided by the folds' curvature
+        share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * source.n_classes))
+        curvature = source.curvature(x_start, share)
+    refresh = None if curvature is None else (lambda x: source.curvature(x, share))
+    newton(source, layout, [final], settings, ridge, hessian=curvature, refresh=refresh)
     if progress is not None:
         progress.step(f"final fit, lam={lam:g}")
     if heldout is not None and hasattr(source, "heldout_rows"):  # in memory: by row
