@@ -70,6 +70,7 @@ __all__ = [
     "SKETCH_KNOTS",
     "COMMON_PARAMETERS",
     "register_model_writer",
+    "write_model",
     "proba_bounds",
     "SATURATED",
 ]
@@ -97,16 +98,25 @@ COMMON_PARAMETERS: dict = {
 _MAX_QUADRATURE = 1024
 
 
-#: The function that writes model files. The persistence layer sits above the methods (it
-#: knows the registry of saveable classes), so it registers itself here when imported
-#: (``import fusion`` does) instead of this base layer importing it.
+#: The function that writes model files. The persistence layer sits above the methods and
+#: the classifier (it knows the registry of saveable classes and FusionClassifier's base
+#: estimators), so it registers itself here when imported (``import fusion`` does) instead
+#: of the layers below importing it.
 _MODEL_WRITER = None
 
 
 def register_model_writer(writer) -> None:
-    """Install the function ``writer(estimator, path)`` behind :meth:`FusionEstimator.save`."""
+    """Install the function ``writer(estimator, path)`` behind :func:`write_model`."""
     global _MODEL_WRITER
     _MODEL_WRITER = writer
+
+
+def write_model(estimator, path) -> None:
+    """Write ``estimator`` to ``path`` with the registered writer (:mod:`fusion.persistence`):
+    what :meth:`FusionEstimator.save` and :meth:`fusion.FusionClassifier.save` call."""
+    if _MODEL_WRITER is None:  # pragma: no cover - fusion/__init__ registers it
+        raise RuntimeError("import fusion (or fusion.persistence) to save models.")
+    _MODEL_WRITER(estimator, path)
 
 
 def _is_state(name: str) -> bool:
@@ -666,9 +676,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         OSError
             Writing failed; the message names ``path``.
         """
-        if _MODEL_WRITER is None:  # pragma: no cover - fusion/__init__ registers it
-            raise RuntimeError("import fusion (or fusion.persistence) to save models.")
-        _MODEL_WRITER(self, path)
+        write_model(self, path)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -25,7 +25,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._base import write_model
 from .._registry import METHODS
+from .._registry import fit as fusion_fit
 from .._validation import check_sample_weight as _check_weights
 from .._validation import label_repr as _label
 from .._warn import caller_level
@@ -625,8 +627,6 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         return kwargs
 
     def _fit_fusion(self, S: np.ndarray, y: np.ndarray, w, kwargs: dict):
-        from .. import fit as fusion_fit
-
         try:
             return fusion_fit(S, y, method=self.method, sample_weight=w, **kwargs)
         except ValueError as err:
@@ -668,9 +668,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         OSError
             Writing failed; the message names ``path``.
         """
-        from ..persistence import save
-
-        save(self, path)
+        write_model(self, path)
 
     # -- prediction ----------------------------------------------------------------------
     def _base_scores(self, X) -> np.ndarray:
