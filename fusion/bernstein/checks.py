@@ -26,7 +26,7 @@ def check_not_constant(knots: np.ndarray, j: int) -> None:
     distinct values) hold a single value."""
     if knots.shape[0] < 2:
         raise ConstantColumnError(
-            f"score column {j} is constant (every value equals {knots[0]!r}); a "
+            f"score column {j} is constant (every value equals {float(knots[0]):g}); a "
             "constant score carries no ranking information and cannot be calibrated. "
             + CONSTANT_COLUMN_REMEDY
         )

@@ -108,10 +108,12 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         ``predict_proba`` when the estimator has it, else ``decision_function`` (the order of
         :class:`~sklearn.ensemble.StackingClassifier`). The score is the positive class's
         probability or the decision function for a binary target, and all ``C`` columns for
-        ``C >= 3`` classes. For a binary target the fusion methods normalize each score by
-        its empirical CDF, so any strictly increasing transform of a score gives the same
-        fit: the two outputs differ only where probabilities round to exactly 0 or 1 and
-        tie, which ``"decision_function"`` avoids.
+        ``C >= 3`` classes. The two outputs generally give different fits: the rank part of
+        the default model sees only the scores' order, but its logistic part is fitted on
+        the scores' own scale (a probability is used as its log-odds), and probabilities
+        that round to exactly 0 or 1 tie where decision functions do not. Only the rank-only
+        methods (``base=None``, CopulaFusion, MR-MIC, RPR, ENIR) give the same fit for any
+        strictly increasing transform of a score.
     increasing : "conditional", "auto", bool or sequence of bool/"auto", default="conditional"
         The direction in which the fused probability is monotone in each base estimator's
         score (binary targets; handed to the fusion method as one bool per score).

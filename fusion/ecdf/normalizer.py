@@ -282,7 +282,7 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
                     bound = max(bound, float(np.max(np.diff(values))))
             if knots.shape[0] < 2:
                 raise ConstantColumnError(
-                    f"score column {j} is constant (every value equals {knots[0]!r}); a "
+                    f"score column {j} is constant (every value equals {float(knots[0]):g}); a "
                     "constant score carries no ranking information and cannot be calibrated."
                 )
             knots_.append(knots)
