@@ -127,7 +127,10 @@ class DefaultFusion(ClassifierMixin, BaseEstimator):
     def fit(self, S, y):
         import fusion
 
-        self.model_ = fusion.fit(S, y)
+        # y holds column indices: say so, so that a class absent from a small sample is
+        # not an ambiguity fusion refuses to guess
+        classes = np.arange(np.shape(S)[-1]) if np.ndim(S) == 3 else None
+        self.model_ = fusion.fit(S, y, classes=classes)
         return self
 
     def predict_proba(self, S):

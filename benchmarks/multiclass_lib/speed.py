@@ -159,11 +159,14 @@ def memory_child(path: str, threads: int = 1) -> dict:
         S, y = z["S"], z["y"]
     with threadpool_limits(limits=threads), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fusion.fit(S[:500], y[:500])
+        # Column j holds class j; the 500-row warm-up fit misses most classes, which
+        # fusion refuses to guess when the labels could number the columns from 0 or 1.
+        classes = np.arange(S.shape[-1])
+        fusion.fit(S[:500], y[:500], classes=classes)
         reset = _reset_peak()
         rss_loaded = _status_bytes("VmRSS")
         t0 = time.perf_counter()
-        fusion.fit(S, y)
+        fusion.fit(S, y, classes=classes)
         seconds = time.perf_counter() - t0
     peak = _status_bytes("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {
