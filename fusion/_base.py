@@ -40,6 +40,7 @@ from ._cv import cv_splits
 from ._direction import (
     DIRECTION_Z,
     anti_alignment_z,
+    column_label,
     resolve_increasing,
     reverse_scores,
     warn_reversed,
@@ -469,8 +470,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         return reverse_scores(S, np.flatnonzero(~increasing), self.reversal_offset_)
 
     def _column_name(self, j: int) -> str:
-        names = getattr(self, "feature_names_in_", None)
-        return repr(str(names[j])) if names is not None else str(j)
+        return column_label(getattr(self, "feature_names_in_", None), j)
 
     def _fit_ecdf(self, S: np.ndarray, w: np.ndarray) -> tuple[ECDFNormalizer, np.ndarray]:
         """Fit the weighted normalization on the training scores (``ecdf_knots`` decides

@@ -143,7 +143,8 @@ def test_every_fit_runs_its_dense_algebra_on_one_blas_thread_and_restores_the_ca
     multiclass, monkeypatch
 ):
     import fusion
-    from fusion.bernstein import logistic, multinomial
+    from fusion.bernstein.binary import logistic
+    from fusion.bernstein.multiclass import multinomial
 
     seen = []
     module = multinomial if multiclass else logistic
@@ -155,7 +156,7 @@ def test_every_fit_runs_its_dense_algebra_on_one_blas_thread_and_restores_the_ca
 
     monkeypatch.setattr(module, "newton", spy)
     if multiclass:
-        import fusion.bernstein.shared as shared
+        import fusion.bernstein.multiclass.shared as shared
 
         monkeypatch.setattr(shared, "newton", spy)
         monkeypatch.setattr(multinomial, "newton", spy)
