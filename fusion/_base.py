@@ -571,12 +571,17 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         S : array-like of shape (n, M), or (n, M, C) for a multi-class model
+            The scores in the form the model was fitted on: binary, ``M`` columns;
+            multi-class, ``(n, M, C)`` (or a list of ``M`` arrays ``(n, C)``; one network's
+            ``(n, C)`` for a model fitted on one network), each network's scores on the
+            scale it was fitted on (logits, log-probabilities or probabilities).
 
         Returns
         -------
         proba : ndarray of shape (n, 2), or (n, C)
-            Columns follow ``classes_``; for a binary model the second is
-            ``P(Y = classes_[1])``. Rows sum to one.
+            Columns follow ``classes_`` (multi-class: the class columns' order, see
+            :meth:`fit`); for a binary model the second is ``P(Y = classes_[1])``. Rows sum
+            to one.
         """
         check_is_fitted(self, "classes_")
         if self._is_multiclass():
@@ -587,7 +592,9 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict(self, S) -> np.ndarray:
-        """The most probable label (binary: threshold 0.5, the negative class on a tie)."""
+        """The most probable label: binary, ``classes_[1]`` where its probability exceeds 0.5
+        (the negative class on a tie); multi-class, the class of the largest probability
+        (the first column on a tie)."""
         check_is_fitted(self, "classes_")
         if self._is_multiclass():
             return self.classes_[np.argmax(self._multiclass_proba(S), axis=1)]

@@ -13,7 +13,10 @@ All on synthetic members (:mod:`.synthetic`), fits alternating in one process, m
   a subprocess: its maximum resident set size (``resource.getrusage``) minus its resident
   size after loading the data;
 * (d) fit seconds of the default against ``n x C`` (C = 100 and 1,000): seconds per million
-  (row, class) pairs, which is flat when the time grows linearly.
+  (row, class) pairs, which is flat when the time grows linearly;
+* (e) ImageNet scale (issue 26): C = 1,000, M = 5, n = 50,000, float32 probabilities, one
+  fit in a subprocess as (c): its seconds (target 90) and peak memory over the input's size
+  (target 3).
 """
 
 from __future__ import annotations
@@ -44,12 +47,16 @@ __all__ = [
     "measure_memory",
     "measure",
     "memory_lines",
+    "imagenet_lines",
     "speed_lines",
 ]
 
-#: The issue's targets: fit / TS fit at C = 1,000 and fit / LR at C = 10.
+#: The issues' targets: fit / TS fit at C = 1,000 and fit / LR at C = 10; at ImageNet scale
+#: the fit's seconds and its peak memory over the input's size.
 TS_TARGET = 60.0
 LR_TARGET = 10.0
+IMAGENET_SECONDS = 90.0
+IMAGENET_MEMORY = 3.0
 
 #: Sizes of a full run and of --quick.
 FULL = {
@@ -57,6 +64,7 @@ FULL = {
     "lr": {"C": 10, "M": 3, "n": 5_000},
     "memory": {"C": 1000, "M": 4, "n": 10_000},
     "scaling": {100: (2_500, 5_000, 10_000, 20_000), 1000: (2_500, 5_000, 10_000)},
+    "imagenet": {"C": 1000, "M": 5, "n": 50_000},
 }
 QUICK = {
     "ts": {"C": 100, "M": 4, "n": 2_000},
@@ -273,6 +281,10 @@ def measure(
     if c:
         say(f"speed (c): peak memory at C={c['C']}, n={c['n']}")
     out["memory"] = measure_memory(c["C"], c["M"], c["n"], threads) if c else None
+    e = sizes.get("imagenet")
+    if e:
+        say(f"speed (e): ImageNet scale, C={e['C']}, M={e['M']}, n={e['n']}")
+    out["imagenet"] = measure_memory(e["C"], e["M"], e["n"], threads) if e else None
     return out
 
 
@@ -344,4 +356,23 @@ def speed_lines(speed: dict | None) -> list[str]:
             f"| {r['C']:,} | {r['n']:,} | {r['n'] * r['C']:,} | {_s(r['seconds'])} | "
             f"{r['per_million_pairs']:.2f} |"
         )
-    return lines + [""]
+    return lines + [""] + imagenet_lines(speed.get("imagenet"))
+
+
+def imagenet_lines(mem: dict | None) -> list[str]:
+    """The (e) paragraph: the ImageNet-scale fit's seconds and memory against the targets."""
+    if mem is None:
+        return []
+    if "error" in mem:
+        return [f"(e) ImageNet scale: the subprocess failed: {mem['error']}", ""]
+    seconds, ratio = mem["seconds"], mem["ratio"]
+    time_mark = "meets" if seconds <= IMAGENET_SECONDS else "above"
+    memory_mark = "meets" if ratio <= IMAGENET_MEMORY else "above"
+    return [
+        f"(e) ImageNet scale, C = {mem['C']:,}, M = {mem['M']}, n = {mem['n']:,} "
+        f"({mem['dtype']} input of {mem['input_bytes'] / 2**20:.0f} MiB), one fit in a "
+        f"subprocess as (c): **{_s(seconds)} s** ({time_mark} target <= "
+        f"{IMAGENET_SECONDS:g}), peak memory {mem['extra'] / 2**20:.0f} MiB = "
+        f"**{ratio:.2f} x the input** ({memory_mark} target <= {IMAGENET_MEMORY:g}).",
+        "",
+    ]

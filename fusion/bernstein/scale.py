@@ -253,6 +253,5 @@ def log_probabilities(block: np.ndarray, scale: str, floor: float | None = None)
             z -= np.log(p.sum(axis=1, keepdims=True))
         else:
             z = log_softmax(np.asarray(block, dtype=np.float64), axis=1)
-    np.nan_to_num(z, copy=False, nan=low, neginf=low)
-    np.maximum(z, low, out=z)
+    np.fmax(z, low, out=z)  # -inf (a probability of 0) and NaN (a row of zeros) to the floor
     return z.astype(dtype, copy=False)

@@ -17,7 +17,7 @@ from ..._warn import caller_level
 from ..newton import base_ridge
 from ..plan import SharedPlan
 from ..results import SharedResult
-from .multinomial import Problem, cv_path, newton
+from .multinomial import CV_ROWS, HESSIAN_PAIRS, Problem, cv_path, newton
 from .pairs import MemberAxis, PairData, member_scales, normalizer
 from .source import MemorySource, shared_layout
 from .toplabel import DEGREE, choose
@@ -162,7 +162,12 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         if progress is not None:
             progress.step(f"top-label correction, penalty={top.penalty:g}")
     final = Problem(key=None, x=x_start, lam=lam, total=source.total(None), tau=tau)
-    newton(source, layout, [final], settings, ridge)
+    curvature = None
+    if chosen_folds is not None:  # steps of one pass each, guided by the folds' curvature
+        share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * source.n_classes))
+        curvature = source.curvature(x_start, share)
+    refresh = None if curvature is None else (lambda x: source.curvature(x, share))
+    newton(source, layout, [final], settings, ridge, hessian=curvature, refresh=refresh)
     if progress is not None:
         progress.step(f"final fit, lam={lam:g}")
     by_row = getattr(source, "by_row", None)  # in memory: every row's held-out loss
