@@ -34,15 +34,13 @@ moderate when a score (almost) separates the classes and vanishes with ``n``.
 
 Solver
 ------
-Newton's method with the constraints: at a feasible ``x`` the quadratic model
-``g'd + d'Hd / 2`` (exact gradient and Hessian) is minimized over feasible steps by OSQP (a
-QP in ``d``, see :class:`fusion._solver.StepQPSolver`), ``x + d`` is projected exactly
-onto the feasible set (:func:`project`; OSQP's solution is feasible only to its tolerance),
-and the step is shortened by Armijo backtracking (the segment between two feasible points is
-feasible). It stops when the predicted decrease ``-(g'd + d'Hd / 2)`` (the squared Newton
-decrement, up to a factor 2, without constraints) falls below ``tol``. OSQP failures raise
-:class:`fusion.SolverError` with OSQP's status; so does a Newton iteration limit or a failed
-line search away from the optimum (status ``"newton: ..."``).
+Newton's method with the constraints (:func:`fusion.bernstein.newton.solve`, exact gradient
+and Hessian) on this loss (:class:`LogisticLoss`): every step's QP by OSQP, projected
+exactly onto the constraints, shortened by Armijo backtracking; it stops when the predicted
+decrease ``-(g'd + d'Hd / 2)`` (the squared Newton decrement, up to a factor 2, without
+constraints) falls below ``tol``. OSQP failures raise :class:`fusion.SolverError` with
+OSQP's status; so does a Newton iteration limit or a failed line search away from the
+optimum (status ``"newton: ..."``).
 
 Cross-validation (:func:`cv_path`) runs every fold down a decreasing ``lambda`` grid, warm
 started from the previous ``lambda``; the estimator applies the one-standard-error rule
@@ -51,7 +49,6 @@ started from the previous ``lambda``; the estimator applies the one-standard-err
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -59,20 +56,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ..._solver import DenseUpper, SolverError, SolverWarning, StepQPSolver
-from ..._warn import caller_level
+from ..._solver import StepQPSolver
 from ..newton import (
-    ARMIJO,
-    DAMPING,
-    FLOAT_FLOOR,
-    MAX_HALVINGS,
     MAX_NEWTON,
     NEWTON_TOL,
     RIDGE,
-    constraints,
+    Curvature,
+    Problem,
     make_solver,
     penalty_diag,
-    project,
+    solve,
 )
 from ..structure import Layout
 
@@ -81,6 +74,8 @@ __all__ = [
     "Design",
     "objective",
     "NewtonResult",
+    "LogisticLoss",
+    "Gram",
     "newton",
     "PathResult",
     "joint_path",
@@ -138,6 +133,77 @@ def initial_x(layout: Layout, base_rate: float) -> np.ndarray:
     return x
 
 
+class LogisticLoss:
+    """The weighted logistic loss of one or several designs by key (the folds' training
+    rows, or ``None``: all rows): the loss object of :func:`fusion.bernstein.newton.solve`.
+
+    It keeps the linear predictor ``eta`` of the last points evaluated, so that a line
+    search steps it (``eta + t X d``, one product ``X d`` per step) and the next step starts
+    from it."""
+
+    name = "BernsteinFusion"
+    exact_curvature = True  # X' diag(w p (1 - p)) X + R is positive definite
+
+    def __init__(self, designs: dict):
+        self.designs = designs
+        self._points = {}  # key -> [(x, eta), ...] of the last points evaluated
+        self._step = {}  # key -> (d, X d)
+
+    def _eta(self, key, x: np.ndarray) -> np.ndarray:
+        for point, eta in self._points.get(key, ()):
+            if point is x:
+                return eta
+        return self.designs[key].X @ x
+
+    def stats(self, requests, hessian: bool, gradient: bool = True) -> list:
+        out = []
+        for key, x in requests:
+            design = self.designs[key]
+            eta = self._eta(key, x)
+            self._points[key] = [(x, eta)]
+            out.append(_stats(design, eta, hessian, gradient))
+        return out
+
+    def trial(self, requests, gradient: bool) -> list:
+        out = []
+        for key, x, d, t in requests:
+            design = self.designs[key]
+            step = self._step.get(key)
+            if step is None or step[0] is not d:
+                step = self._step[key] = (d, design.X @ d)
+            xt = x + t * d
+            eta = self._eta(key, x) + t * step[1]
+            self._points[key] = [(x, self._eta(key, x)), (xt, eta)]
+            out.append((xt, *_stats(design, eta, False, gradient)))
+        return out
+
+
+def _stats(design: Design, eta: np.ndarray, hessian: bool, gradient: bool) -> tuple:
+    """Weighted loss sum, gradient sum and curvature (:class:`Gram`) at ``eta``."""
+    loss = float(design.w @ np.logaddexp(0.0, eta) - design.v @ eta)
+    if not (gradient or hessian):
+        return loss, None, None
+    p = expit(eta)
+    grad = design.X.T @ (design.w * p - design.v) if gradient else None
+    H = Gram(design.X, design.w * p * (1.0 - p)) if hessian else None
+    return loss, grad, H
+
+
+class Gram:
+    """The curvature ``X' diag(s) X`` of a loss sum, kept as its factors: divided by the
+    weight ``W`` it is formed as ``Q'Q`` with ``Q = X sqrt(s / W)``, the mean loss's
+    :class:`~fusion.bernstein.newton.Curvature`."""
+
+    __slots__ = ("X", "s")
+
+    def __init__(self, X: np.ndarray, s: np.ndarray):
+        self.X, self.s = X, s
+
+    def __truediv__(self, W: float) -> Curvature:
+        Q = self.X * np.sqrt(self.s / W)[:, None]
+        return Curvature(Q.T @ Q)
+
+
 def newton(
     design: Design,
     layout: Layout,
@@ -149,7 +215,8 @@ def newton(
     trust_quadratic: bool = False,
     ridge: float = RIDGE,
 ) -> NewtonResult:
-    """Minimize ``F`` for one ``lambda`` (``inf`` allowed) from ``x0``, see the module docstring.
+    """Minimize ``F`` for one ``lambda`` (``inf`` allowed) from ``x0``, see the module docstring
+    (:func:`fusion.bernstein.newton.solve` on the :class:`LogisticLoss` of ``design``).
 
     ``trust_quadratic``: also stop right after a full (unshortened) step whose predicted
     decrease was at most ``sqrt(tol)``. Near the optimum Newton's method converges
@@ -163,88 +230,10 @@ def newton(
     fusion.SolverError
         OSQP failed on a step (its status), or Newton did not converge.
     """
-    A, lower, upper, is_diff = constraints(layout)
-    flat = bool(np.isinf(lam))
-    if flat:
-        upper = np.where(is_diff, 0.0, upper)
-    R = penalty_diag(layout, lam, ridge)
-    X, w, v, W = design.X, design.w, design.v, design.total
-    x = project(x0, layout, flat)
-    eta = X @ x
-    f = _loss_terms(eta, design) + 0.5 * float(x @ R @ x)
-    qp_iter = 0
-    pred = np.inf
-    inexact = False
-    for it in range(1, max_iter + 1):
-        p = expit(eta)
-        grad = X.T @ (w * p - v) / W + R @ x
-        Q = X * np.sqrt(w * p * (1.0 - p) / W)[:, None]
-        H = Q.T @ Q + R
-        # A tiny damping keeps the step's QP bounded where the data leave the Hessian
-        # singular (separated classes: p (1 - p) underflows); it changes the step, not the
-        # objective, so the limit is the same.
-        H.flat[:: H.shape[0] + 1] += DAMPING * (1.0 + np.trace(H) / H.shape[0])
-        Ax = A @ x
-        # The objective is a mean (Hessian entries of order 1e-3 to 1e-1): rescaled so that
-        # its largest curvature is 1, OSQP's absolute tolerances and infeasibility tests
-        # (which otherwise mistake a curvature of 1e-5 for none: "dual infeasible") work on
-        # the scale they assume. The step is the same.
-        scale = 1.0 / np.max(np.diag(H))
-        d, step_status = solver.solve(DenseUpper(H * scale), grad * scale, lower - Ax, upper - Ax)
-        qp_iter += solver.last_iterations
-        d = project(x + d, layout, flat) - x
-        gd = float(grad @ d)
-        if step_status != "solved":
-            inexact = True
-            if not gd < 0:  # no descent from OSQP's last iterate: a projected gradient step
-                d = project(x - grad / np.diag(H), layout, flat) - x
-                gd = float(grad @ d)
-        pred = -(gd + 0.5 * float(d @ H @ d))
-        if pred <= tol:
-            return NewtonResult(x, f, it, qp_iter, _status(inexact))
-
-        Xd = X @ d
-        t = 1.0
-        trusted = trust_quadratic and pred <= np.sqrt(tol)
-        for _ in range(MAX_HALVINGS):
-            x_t = x + t * d
-            eta_t = eta + t * Xd
-            f_t = _loss_terms(eta_t, design) + 0.5 * float(x_t @ R @ x_t)
-            if f_t <= f + ARMIJO * t * gd:
-                break
-            t *= 0.5
-            trusted = False
-        else:
-            if pred <= FLOAT_FLOOR * max(1.0, abs(f)) * 1e3:
-                return NewtonResult(x, f, it, qp_iter, _status(inexact))
-            raise SolverError(
-                f"Newton's line search found no decrease for the BernsteinFusion fit at "
-                f"lambda={lam:g} (predicted decrease {pred:.2e}).",
-                status="newton: line search failed",
-                solver="newton-osqp",
-            )
-        x, eta, f = x_t, eta_t, f_t
-        if trusted:
-            return NewtonResult(x, f, it, qp_iter, _status(inexact))
-    if pred <= 1e-7:
-        warnings.warn(
-            f"Newton's method stopped after {max_iter} iterations at lambda={lam:g} with a "
-            f"predicted decrease of {pred:.1e} (tolerance {tol:.0e}); the solution is used.",
-            SolverWarning,
-            stacklevel=caller_level(),
-        )
-        return NewtonResult(x, f, max_iter, qp_iter, "newton: inaccurate")
-    raise SolverError(
-        f"Newton's method did not converge in {max_iter} iterations for the BernsteinFusion "
-        f"fit at lambda={lam:g} (predicted decrease {pred:.2e}).",
-        status="newton: maximum iterations reached",
-        solver="newton-osqp",
-    )
-
-
-def _status(inexact: bool) -> str:
-    # Some step QP stopped early (OSQP's iteration limit): the fit is used, flagged.
-    return "newton: inexact steps" if inexact else "solved"
+    pb = Problem(None, np.asarray(x0, dtype=float), lam, design.total, solver=solver)
+    stop = np.sqrt(tol) if trust_quadratic else None
+    solve(LogisticLoss({None: design}), layout, [pb], {}, ridge, tol, max_iter, stop=stop)
+    return NewtonResult(pb.x, pb.f, pb.n_iter, pb.qp_iterations, pb.status)
 
 
 @dataclass
@@ -352,23 +341,25 @@ def cv_path(
     one-standard-error rule unless the curve turned down again, which penalized fits of this
     kind do not do in practice.
     """
-    solvers = [make_solver(layout, **osqp_settings) for _ in folds]
-    xs = [np.array(x0, dtype=float) for _ in folds]
+    loss = LogisticLoss({f: train for f, (train, _) in enumerate(folds)})
+    problems = [
+        Problem(f, np.array(x0, dtype=float), np.inf, train.total,
+                solver=make_solver(layout, **osqp_settings))
+        for f, (train, _) in enumerate(folds)
+    ]  # fmt: skip
     wneg = np.concatenate([test.w - test.v for _, test in folds])
     wpos = np.concatenate([test.v for _, test in folds])
     sumw2 = float(sum(test.w2.sum() for _, test in folds))
     negs, poss, sols, done = [], [], [], []
     for lam in lams:
-        neg, pos = [], []
-        for f, (train, test) in enumerate(folds):
-            res = newton(train, layout, lam, xs[f], solvers[f], trust_quadratic=True, ridge=ridge)
-            xs[f] = res.x
-            a, b = _heldout(res.x, test)
-            neg.append(a)
-            pos.append(b)
-        negs.append(np.concatenate(neg))
-        poss.append(np.concatenate(pos))
-        sols.append([x.copy() for x in xs])
+        for pb in problems:
+            pb.lam = lam
+        # trust_quadratic of newton: a full step predicting at most sqrt(tol) ends a solve
+        solve(loss, layout, problems, {}, ridge, stop=np.sqrt(NEWTON_TOL))
+        held = [_heldout(pb.x, test) for pb, (_, test) in zip(problems, folds, strict=True)]
+        negs.append(np.concatenate([a for a, _ in held]))
+        poss.append(np.concatenate([b for _, b in held]))
+        sols.append([pb.x.copy() for pb in problems])
         done.append(lam)
         if progress is not None:
             progress.step(f"{label} lam={lam:g}".strip())

@@ -173,6 +173,8 @@ class DaskSource:
     """The statistics of :class:`fusion.bernstein.multiclass.source.MemorySource` over blocks
     kept on the workers: one ``dask.compute`` per call, tree-reduced."""
 
+    name = "class-shared multi-class"
+
     def __init__(self, blocks: list, layout, degree: int, axes, n_folds: int, C: int):
         dask, _ = dask_modules()
         self.blocks = blocks

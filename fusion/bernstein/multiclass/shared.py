@@ -14,10 +14,10 @@ from ..._cv import edge_matters, one_se_index, paired_se
 from ..._solver import one_blas_thread
 from ..._validation import canonical_weights, check_sample_weight
 from ..._warn import caller_level
-from ..newton import base_ridge
+from ..newton import Problem, base_ridge, solve
 from ..plan import SharedPlan
 from ..results import SharedResult
-from .multinomial import CV_ROWS, HESSIAN_PAIRS, Problem, cv_path, newton
+from .multinomial import CV_ROWS, HESSIAN_PAIRS, cv_path
 from .pairs import MemberAxis, PairData, member_scales, normalizer
 from .source import MemorySource, shared_layout
 from .toplabel import DEGREE, choose
@@ -167,7 +167,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * source.n_classes))
         curvature = source.curvature(x_start, share)
     refresh = None if curvature is None else (lambda x: source.curvature(x, share))
-    newton(source, layout, [final], settings, ridge, hessian=curvature, refresh=refresh)
+    solve(source, layout, [final], settings, ridge, hessian=curvature, refresh=refresh)
     if progress is not None:
         progress.step(f"final fit, lam={lam:g}")
     by_row = getattr(source, "by_row", None)  # in memory: every row's held-out loss

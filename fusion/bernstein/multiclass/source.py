@@ -128,7 +128,10 @@ def model_parts(x: np.ndarray, layout: Layout) -> tuple[np.ndarray, list, np.nda
 
 class MemorySource:
     """The class-shared fit's statistics over the pairs of a :class:`PairData`: a problem's
-    key is the test fold whose complement it trains on (None: every row)."""
+    key is the test fold whose complement it trains on (None: every row). The
+    loss object of :func:`fusion.bernstein.newton.solve`."""
+
+    name = "class-shared multi-class"
 
     def __init__(self, data: PairData, layout: Layout, degree: int):
         self.data = data

@@ -12,15 +12,14 @@ from scipy.special import softmax
 from fusion.bernstein.folds import row_folds
 from fusion.bernstein.multiclass.multinomial import (
     DENSE_BIASES,
-    Problem,
     Tables,
     block_losses,
     block_stats,
-    newton,
 )
 from fusion.bernstein.multiclass.pairs import PairData
 from fusion.bernstein.multiclass.source import MemorySource, bin_features, shared_layout
-from fusion.bernstein.newton import penalty_matrix
+from fusion.bernstein.newton import Problem, penalty_matrix
+from fusion.bernstein.newton import solve as newton
 
 SETTINGS = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 50_000}
 
@@ -213,7 +212,7 @@ def test_pairs_of_negligible_probability_leave_the_hessian_unchanged(C, monkeypa
 
 
 def test_step_curvature_is_made_convex_only_where_it_is_not():
-    import fusion.bernstein.multiclass.multinomial as mn
+    import fusion.bernstein.newton as mn
 
     # the reduced Hessian of a Newton step: left as it is when its smallest eigenvalue is
     # at least half the damping, else symmetrized with that eigenvalue raised to the
