@@ -116,9 +116,7 @@ def main() -> int:
                     and isinstance(owner.func, ast.Name)
                     and owner.func.id == "super"
                 )
-                in_family = cls is not None and any(
-                    node.attr in defines[k] for k in family(cls)
-                )
+                in_family = cls is not None and any(node.attr in defines[k] for k in family(cls))
                 if not (own or in_family):
                     found.append((node.lineno, ast.unparse(node), node.attr, None))
             elif isinstance(node, ast.ImportFrom):
@@ -141,9 +139,7 @@ def main() -> int:
         for line, expr, name, foreign in sorted(found):
             package = _package(f, root)
             local = any(g != f for g in names_by_package[package].get(name, ()))
-            home = [
-                pk for pk, names in names_by_package.items() if name in names and pk != package
-            ]
+            home = [pk for pk, names in names_by_package.items() if name in names and pk != package]
             is_across = foreign or (not local and (bool(home) or foreign is None))
             across += is_across
             print(f"{f}:{line}: {expr}" + ("   [across packages]" if is_across else ""))
