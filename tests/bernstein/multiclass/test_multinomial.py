@@ -209,25 +209,3 @@ def test_pairs_of_negligible_probability_leave_the_hessian_unchanged(C, monkeypa
     _, g_all, H_all = block_stats(Z, B, idx, w, t, feats, True)
     np.testing.assert_array_equal(g, g_all)
     np.testing.assert_allclose(H.aa, H_all.aa, rtol=1e-9, atol=1e-10)
-
-
-def test_step_curvature_is_made_convex_only_where_it_is_not():
-    import fusion.bernstein.newton as mn
-
-    # the reduced Hessian of a Newton step: left as it is when its smallest eigenvalue is
-    # at least half the damping, else symmetrized with that eigenvalue raised to the
-    # damping (OSQP refuses a non-convex step QP: "problem non convex" at C = 1,000)
-    rng = np.random.default_rng(0)
-    A = rng.normal(size=(6, 6))
-    good = A @ A.T + np.eye(6)
-    assert mn._convex(good, 1e-3) is good
-    Q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
-    bad = Q @ np.diag([-0.5, 1e-6, 1, 2, 3, 4]) @ Q.T
-    bad[0, 1] += 1e-9  # not exactly symmetric either
-    fixed = mn._convex(bad, 1e-3)
-    np.testing.assert_allclose(fixed, fixed.T)
-    assert np.linalg.eigvalsh(fixed)[0] == pytest.approx(1e-3, rel=1e-6)
-    # the fix shifts every eigenvalue by the same amount: directions are kept
-    np.testing.assert_allclose(
-        np.linalg.eigvalsh(fixed) - np.linalg.eigvalsh(0.5 * (bad + bad.T)), 0.5 + 1e-3, rtol=1e-6
-    )
