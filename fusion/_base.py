@@ -623,9 +623,20 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         )
         return self._apply_direction(S)
 
-    def _normalize(self, S) -> np.ndarray:
-        """Raw scores -> normalized points (direction applied), as ``calibrating_function``
-        takes them."""
+    def normalize(self, S) -> np.ndarray:
+        """Scores as the normalized points :meth:`calibrating_function` takes.
+
+        Parameters
+        ----------
+        S : array-like of shape (n, M)
+            Scores of a binary model, as :meth:`predict_proba` takes them.
+
+        Returns
+        -------
+        U : ndarray of shape (n, M)
+            The fitted ECDF of every score (``ecdf_``) at ``S``, each score in its fitted
+            direction (``increasing_``), in ``(0, 1)`` (NaN where a score is missing).
+        """
         check_is_fitted(self, "ecdf_")
         return self.ecdf_.transform(self._validated_scores(S), between=self._ecdf_between())
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 import warnings
 from numbers import Integral
 from typing import Any, ClassVar
@@ -616,7 +617,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         """``kwargs`` completed by what depends on the out-of-fold scores: the defaults of
         :data:`_FUSION_DEFAULTS` and the score directions (``increasing``)."""
         kwargs = {**self._data_dependent_defaults(S), **kwargs}
-        if "increasing" not in self._fusion_class()._get_param_names():
+        if "increasing" not in inspect.signature(self._fusion_class()).parameters:
             return kwargs
         increasing = self.increasing
         if isinstance(increasing, str) and increasing == "conditional":
