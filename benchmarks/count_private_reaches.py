@@ -2,15 +2,16 @@
 
 A reach is ``obj._name`` (one leading underscore, not a dunder) where the code is not a
 method of ``obj``'s class family, or ``from module import _name`` of anything but a private
-module. ``obj._name`` counts as the class family's own when it is on ``self``, ``cls`` or
-``super()``, or inside a class whose ancestors or descendants in the package (by class name)
-define ``_name`` (a method, a class attribute or an assignment ``self._name = ...``): a
-method reaching a member of another object of its own family (a fresh copy of ``self``, a
-per-class estimator, another copula of the family) is not reaching outside. A reach is
-*across packages* when it leaves its subpackage of ``fusion`` (``fusion.bernstein``,
-``fusion.persistence``, ...; the top-level private modules count as one package, ``fusion``)
-or the project (scikit-learn's private members); the script marks the reaches whose name
-is defined in no other file of the same subpackage so. Prints every reach and the totals::
+module. ``obj._name`` counts as the class family's own when it is on a method's first
+parameter (``self``, ``cls``) or ``super()``, or inside a class whose ancestors or
+descendants in the package (by class name) define ``_name`` (a method, a class attribute or
+an assignment ``self._name = ...``): a method reaching a member of another object of its
+own family (a fresh copy of ``self``, a per-class estimator, another copula of the family)
+is not reaching outside. A reach is *across packages* when it leaves its subpackage of
+``fusion`` (``fusion.bernstein``, ``fusion.persistence``, ...; the top-level private
+modules count as one package, ``fusion``) or the project (scikit-learn's private members);
+the script marks so the reaches whose name no other file of the same subpackage defines.
+Prints every reach and the totals::
 
     python benchmarks/count_private_reaches.py [root]   # default: fusion
 """
@@ -22,8 +23,6 @@ import ast
 import sys
 from collections import defaultdict
 from pathlib import Path
-
-OWN = {"self", "cls"}
 
 
 def _private(name: str) -> bool:
@@ -106,12 +105,18 @@ def main() -> int:
     for f, tree in trees.items():
         found = []
 
-        def visit(node, cls, f=f, found=found):
+        def visit(node, cls, me, in_class=False, f=f, found=found):
             if isinstance(node, ast.ClassDef):
-                cls = node.name
+                cls, in_class = node.name, True
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if in_class:  # a method: its first parameter is its object (or class)
+                    args = node.args.posonlyargs + node.args.args
+                    static = any(_base_name(d) == "staticmethod" for d in node.decorator_list)
+                    me = args[0].arg if args and not static else None
+                in_class = False
             if isinstance(node, ast.Attribute) and _private(node.attr):
                 owner = node.value
-                own = (isinstance(owner, ast.Name) and owner.id in OWN) or (
+                own = (isinstance(owner, ast.Name) and owner.id == me) or (
                     isinstance(owner, ast.Call)
                     and isinstance(owner.func, ast.Name)
                     and owner.func.id == "super"
@@ -133,9 +138,9 @@ def main() -> int:
                     found.append((node.lineno, f"from {where} import {alias.name}",
                                   alias.name, node.level == 0))  # fmt: skip
             for child in ast.iter_child_nodes(node):
-                visit(child, cls)
+                visit(child, cls, me, in_class)
 
-        visit(tree, None)
+        visit(tree, None, None)
         for line, expr, name, foreign in sorted(found):
             package = _package(f, root)
             local = any(g != f for g in names_by_package[package].get(name, ()))
