@@ -14,7 +14,7 @@ width. Every route uses the same resamples (``random_state``):
 default model (``base="auto"``)
     ``old``: refits of the fitted model (its degree and components) at ``lam_ / 10``,
     percentile (the implementation before issue 23); ``fitted``: the same at ``lam_``;
-    ``rich fixed lam``: the richer model of :func:`fusion.bernstein.bootstrap.interval_basis`
+    ``rich fixed lam``: the richer model of :func:`fusion.bernstein.binary.bootstrap.interval_basis`
     at ``lam_``; ``rich``: the richer model with the penalty chosen again on every resample,
     percentile; ``rich normal``: the same refits, ``mean +- z sd`` on the logit scale (a
     studentized-type interval); ``rich + envelope``: ``predict_interval`` (the richer
@@ -22,7 +22,7 @@ default model (``base="auto"``)
     inside).
 rank-only model (``base=None``)
     ``rich``: the refits of ``predict_interval`` (the default model's refits without the
-    linear features, on the normalized scores: :func:`fusion.bernstein.bootstrap.
+    linear features, on the normalized scores: :func:`fusion.bernstein.binary.bootstrap.
     logistic_refits` with ``linear=False``), percentile; ``rich + envelope``:
     ``predict_interval``.
 
@@ -48,7 +48,11 @@ from scipy.special import expit, logit
 from scipy.stats import norm
 
 from fusion import BernsteinFusion
-from fusion.bernstein import bootstrap, logistic
+from fusion.bernstein import newton
+from fusion.bernstein.binary import bootstrap
+from fusion.bernstein.binary.source import MemoryRows
+from fusion.bernstein.scale import OwnScale
+from fusion.bernstein.structure import Structure
 
 BANDS = (0.0, 0.1, 0.5, 0.9, 1.0 + 1e-12)
 BAND_NAMES = ("p < 0.1", "0.1-0.5", "0.5-0.9", "> 0.9")
@@ -96,10 +100,14 @@ def logit_normal(P: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return expit(mean - z * sd), expit(mean + z * sd)
 
 
-def fitted_basis(model) -> bootstrap.Basis:
-    return bootstrap.Basis(
-        tuple((tuple(c), tuple(model.degree_[a] for a in c)) for c in model.components_)
-    )
+def fitted_basis(model) -> Structure:
+    return Structure.of(model.degree_, model.components_)
+
+
+def bootstrap_proba(model, Ut, Zt=None) -> np.ndarray:
+    """The probabilities of the model's own refits at ``Ut`` (``Zt``: their features)."""
+    basis = Structure(model.bootstrap_basis_)
+    return bootstrap.logistic_proba(model.bootstrap_coef_, basis, Ut, Zt, 35.0)
 
 
 def default_routes(model, S, y, S_test, alpha: float, quick: bool = False) -> dict:
@@ -107,20 +115,22 @@ def default_routes(model, S, y, S_test, alpha: float, quick: bool = False) -> di
     the model's own refits)."""
     n = S.shape[0]
     U, w = model.ecdf_.transform(S), np.ones(n)
-    Z = model._features(U, S)
+    scale = OwnScale.fit(model.base, model.ecdf_)
+    Z = scale.features(U, S)
     Ut = model.ecdf_.transform(S_test)
-    Zt = model._features(Ut, S_test)
-    settings, ridge = model._osqp_settings(), logistic.base_ridge(n)
+    Zt = scale.features(Ut, S_test)
+    settings = {"eps_abs": model.eps_abs, "eps_rel": model.eps_rel, "max_iter": model.max_iter}
+    ridge = newton.base_ridge(n)
+    source = MemoryRows(U, S, y, w)
 
     def refit_proba(basis, lams):
-        coef = bootstrap.logistic_refits(
-            U, Z, y, w, basis, lams, model._resamples(n), settings, ridge
-        )
+        resamples = bootstrap.resamples(n, model.n_bootstrap, model.random_state)
+        coef = bootstrap.logistic_refits(source, Z, basis, lams, resamples, settings, ridge)
         return bootstrap.logistic_proba(coef, basis, Ut, Zt, 35.0)
 
     fitted = fitted_basis(model)
-    rich_basis = model._bootstrap_basis(S.shape[1])
-    P_rich = model._bootstrap_proba(rich_basis, Ut, S_test)
+    rich_basis = Structure(model.bootstrap_basis_)
+    P_rich = bootstrap_proba(model, Ut, Zt)
     routes = {}
     if not quick:
         routes = {
@@ -137,9 +147,8 @@ def default_routes(model, S, y, S_test, alpha: float, quick: bool = False) -> di
 
 def rank_only_routes(model, S, y, S_test, alpha: float, quick: bool = False) -> dict:
     Ut = model.ecdf_.transform(S_test)
-    rich_basis = model._bootstrap_basis(S.shape[1])
     return {
-        "rich": percentile(model._bootstrap_proba(rich_basis, Ut), alpha),
+        "rich": percentile(bootstrap_proba(model, Ut), alpha),
         "rich + envelope": model.predict_interval(S_test, alpha),
     }
 

@@ -22,7 +22,7 @@ minutes).
 ``truths``: known truths at M = 3, 4 and 6 (standard normal scores sharing one latent
 factor, correlation 0.3; n = 10,000; L2 distance to the true probability on 20,000 fresh
 rows), three seeds: the structure and degree that ``structure="auto"`` picks with a budget
-of :data:`~fusion.bernstein.rank_only.RANK_ONLY_AUTO_COEFFICIENTS` coefficients (256) and
+of :data:`~fusion.bernstein.plan.RANK_ONLY_AUTO_COEFFICIENTS` coefficients (256) and
 with the other ``--budgets``, ``structure="additive"``, logistic regression on the scores,
 and (M = 3) the tensor over the whole degree grid (the former ``"auto"``).
 """
@@ -40,7 +40,7 @@ from _common import table
 from scipy.special import expit, logit, ndtr
 
 from fusion import BernsteinFusion
-from fusion.bernstein import rank_only as bernstein_rank_only
+from fusion.bernstein import plan as bernstein_plan
 from fusion.metrics import brier_score
 
 #: Covertype scorers (kind, feature set, training rows) of M = 4 (the scenario benchmark's
@@ -166,7 +166,7 @@ def simulate(truth: str, n: int, M: int, seed: int):
 def truths_table(args) -> str:
     from sklearn.linear_model import LogisticRegression
 
-    budget = bernstein_rank_only.RANK_ONLY_AUTO_COEFFICIENTS
+    budget = bernstein_plan.RANK_ONLY_AUTO_COEFFICIENTS
     variants = [(f"auto (budget {b})", {}, b) for b in args.budgets]
     variants.append(("additive", {"structure": "additive"}, budget))
     rows = []
@@ -180,14 +180,14 @@ def truths_table(args) -> str:
                 if M == 3:
                     runs.append(("tensor, whole grid (former auto)", {"structure": "tensor"}, 0))
                 for name, params, b in runs:
-                    bernstein_rank_only.RANK_ONLY_AUTO_COEFFICIENTS = b
+                    bernstein_plan.RANK_ONLY_AUTO_COEFFICIENTS = b
                     t = time.perf_counter()
                     model = fit_quietly(BernsteinFusion(base=None, **params), S, y)
                     seconds = time.perf_counter() - t
                     p = model.predict_proba(S_test)[:, 1]
                     l2 = float(np.sqrt(np.mean((p - p_test) ** 2)))
                     cells.setdefault(name, []).append((l2, seconds, describe(model)))
-                bernstein_rank_only.RANK_ONLY_AUTO_COEFFICIENTS = budget
+                bernstein_plan.RANK_ONLY_AUTO_COEFFICIENTS = budget
                 lr = LogisticRegression().fit(S, y)
                 l2 = float(np.sqrt(np.mean((lr.predict_proba(S_test)[:, 1] - p_test) ** 2)))
                 cells.setdefault("LR on the scores", []).append((l2, 0.0, "linear"))

@@ -1,5 +1,6 @@
-"""The top-label correction's bounds (``DELTA``, ``SLOPE`` of fusion/bernstein/toplabel.py)
-compared on the real networks of ``bench_networks.py``.
+"""The top-label correction's bounds (``DELTA``, ``SLOPE`` of
+fusion/bernstein/multiclass/toplabel.py) compared on the real networks of
+``bench_networks.py``.
 
 Every setting is a valid one of the module's proof (``DELTA < 1/3``, ``DELTA / 2 + SLOPE <
 1 - DELTA``); the default model is refitted with it on every case and seed (the CIFAR-100
@@ -22,7 +23,7 @@ from networks_lib.data import CASES, Split, data_dir, load_split
 from sklearn.model_selection import ShuffleSplit
 
 import fusion
-from fusion.bernstein import toplabel
+from fusion.bernstein.multiclass import toplabel
 
 SETTINGS = ((0.15, 0.30), (0.20, 0.20), (0.25, 0.15), (0.25, 0.25), (0.20, 0.40))
 

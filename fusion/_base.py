@@ -40,6 +40,7 @@ from ._cv import cv_splits
 from ._direction import (
     DIRECTION_Z,
     anti_alignment_z,
+    column_label,
     resolve_increasing,
     reverse_scores,
     warn_reversed,
@@ -469,8 +470,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         return reverse_scores(S, np.flatnonzero(~increasing), self.reversal_offset_)
 
     def _column_name(self, j: int) -> str:
-        names = getattr(self, "feature_names_in_", None)
-        return repr(str(names[j])) if names is not None else str(j)
+        return column_label(getattr(self, "feature_names_in_", None), j)
 
     def _fit_ecdf(self, S: np.ndarray, w: np.ndarray) -> tuple[ECDFNormalizer, np.ndarray]:
         """Fit the weighted normalization on the training scores (``ecdf_knots`` decides
@@ -623,9 +623,20 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         )
         return self._apply_direction(S)
 
-    def _normalize(self, S) -> np.ndarray:
-        """Raw scores -> normalized points (direction applied), as ``calibrating_function``
-        takes them."""
+    def normalize(self, S) -> np.ndarray:
+        """Scores as the normalized points :meth:`calibrating_function` takes.
+
+        Parameters
+        ----------
+        S : array-like of shape (n, M)
+            Scores of a binary model, as :meth:`predict_proba` takes them.
+
+        Returns
+        -------
+        U : ndarray of shape (n, M)
+            The fitted ECDF of every score (``ecdf_``) at ``S``, each score in its fitted
+            direction (``increasing_``), in ``(0, 1)`` (NaN where a score is missing).
+        """
         check_is_fitted(self, "ecdf_")
         return self.ecdf_.transform(self._validated_scores(S), between=self._ecdf_between())
 

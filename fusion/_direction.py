@@ -15,6 +15,7 @@ __all__ = [
     "resolve_increasing",
     "reverse_scores",
     "anti_alignment_z",
+    "column_label",
     "warn_reversed",
 ]
 
@@ -97,6 +98,12 @@ def anti_alignment_z(u: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     r = float(np.dot(wdu, dy) / np.sqrt(su * sy))
     n_eff = W if unit else W * W / np.dot(w, w)
     return r * float(np.sqrt(max(n_eff - 1.0, 0.0)))
+
+
+def column_label(names, j: int) -> str:
+    """How messages name score column ``j``: its name (``names``, the fitted
+    ``feature_names_in_``) quoted, else its index."""
+    return repr(str(names[j])) if names is not None else str(j)
 
 
 def warn_reversed(columns: list, z: list[float]) -> None:

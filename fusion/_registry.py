@@ -5,7 +5,7 @@ root), and the stable names under which model files refer to classes (never an i
 from __future__ import annotations
 
 from ._base import FusionEstimator
-from ._validation import unknown_keywords_message
+from ._validation import param_names, unknown_keywords_message
 from .bernstein import BernsteinFusion
 from .copula import CopulaFusion
 from .ecdf import ECDFNormalizer
@@ -91,7 +91,7 @@ def fit(
         (:class:`BernsteinFusion`, ``multiclass``).
     """
     cls = method_class(method)
-    known = cls._get_param_names()
+    known = param_names(cls)
     unknown = set(params) - set(known)
     if unknown:
         raise TypeError(

@@ -27,6 +27,7 @@ __all__ = [
     "SolverWarning",
     "QPSolver",
     "StepQPSolver",
+    "DenseUpper",
     "solve_small_qp",
     "difference_constraints",
     "tensor_axis_pairs",
@@ -151,10 +152,39 @@ class QPSolver:
         )
 
 
+@lru_cache(maxsize=16)
+def _upper_pattern(P: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rows, cols = np.triu_indices(P)
+    order = np.lexsort((rows, cols))  # column-major, as CSC stores it
+    indptr = np.concatenate([[0], np.cumsum(np.arange(1, P + 1))])
+    return rows[order], cols[order], indptr
+
+
+class DenseUpper:
+    """The upper triangle of a dense symmetric matrix, every position stored (zeros
+    included), as :class:`QPSolver` takes ``P``: its CSC ``data``, and the SciPy matrix only
+    for OSQP's setup (:meth:`tocsc`).
+
+    The fixed sparsity pattern lets the solver update ``P`` in place across folds and Newton
+    steps; a Newton path updates it hundreds of times, and building a SciPy matrix each time
+    cost about a tenth of a cross-validation path on 2,800 cells.
+    """
+
+    __slots__ = ("data", "n")
+
+    def __init__(self, G: np.ndarray):
+        rows, cols, _ = _upper_pattern(G.shape[0])
+        self.data, self.n = G[rows, cols], G.shape[0]
+
+    def tocsc(self) -> sp.csc_matrix:
+        rows, _, indptr = _upper_pattern(self.n)
+        return sp.csc_matrix((self.data, rows, indptr), shape=(self.n, self.n))
+
+
 class StepQPSolver(QPSolver):
     """A :class:`QPSolver` whose constraint bounds may change between solves.
 
-    Newton steps of :mod:`fusion.bernstein.logistic` solve for the step ``d`` from a feasible
+    Newton steps of :mod:`fusion.bernstein.binary.logistic` solve for the step ``d`` from a feasible
     ``x``: the constraints ``lower <= A (x + d) <= upper`` become ``lower - A x <= A d <=
     upper - A x``, the same matrix with new bounds. Formulated in ``d`` rather than in
     ``x + d``, OSQP's relative tolerances scale with the step and the gradient, which both

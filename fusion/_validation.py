@@ -8,6 +8,7 @@ few follows scikit-learn's where its conformance checks look for it.
 from __future__ import annotations
 
 import difflib
+import inspect
 import numbers
 from collections.abc import Iterator, Mapping
 
@@ -21,6 +22,7 @@ from ._tensors import host_arrays
 __all__ = [
     "first_nonfinite",
     "unknown_keywords_message",
+    "param_names",
     "CONSTANT_COLUMN_REMEDY",
     "check_layout",
     "check_scores",
@@ -44,6 +46,13 @@ def first_nonfinite(A: np.ndarray) -> str:
 def label_repr(v) -> str:
     """A class label for messages: ``1``, ``'pos'``, not numpy's ``np.int64(1)``."""
     return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def param_names(cls: type) -> list[str]:
+    """The sorted parameter names of an estimator class (the keywords of its ``__init__``),
+    as :meth:`sklearn.base.BaseEstimator.get_params` lists them."""
+    params = inspect.signature(cls.__init__).parameters.values()
+    return sorted(p.name for p in params if p.name != "self" and p.kind != p.VAR_KEYWORD)
 
 
 def unknown_keywords_message(owner: str, unknown, known) -> str:

@@ -7,8 +7,8 @@ its location. :func:`caller_level` counts the frames at run time instead.
 
 from __future__ import annotations
 
+import inspect
 import os
-import sys
 
 __all__ = ["caller_level"]
 
@@ -19,7 +19,7 @@ def caller_level() -> int:
     """The ``stacklevel`` for a ``warnings.warn`` call made in the calling function that
     attributes the warning to the first frame outside the ``fusion`` package (the user's
     call, or the library that called fusion)."""
-    frame = sys._getframe(1)  # the function that calls warnings.warn
+    frame = inspect.currentframe().f_back  # the function that calls warnings.warn
     level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame = frame.f_back

@@ -3,7 +3,8 @@
 import numpy as np
 
 from fusion._chunks import by_rows
-from fusion.bernstein.cells import cell_index, hash_folds
+from fusion.bernstein.binary.cells import cell_index
+from fusion.bernstein.folds import hash_folds
 from fusion.ecdf.sketch import _hash_block
 
 

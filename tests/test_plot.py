@@ -320,13 +320,13 @@ def test_reliability_bands_quantile_bins_and_shared_histogram():
 
 def test_bootstrap_band_equals_resampling_the_rows():
     # The per-cell multinomial draw must give the same band as resampling rows directly.
-    from fusion.metrics.binned import _bin_ids
+    from fusion.metrics.binned import bin_ids
     from fusion.plot.reliability import _bootstrap_rates
 
     rng = np.random.default_rng(8)
     p = rng.random(300)
     y = (rng.random(300) < p**1.3).astype(int)
-    ids = _bin_ids(p, 5, "uniform")
+    ids = bin_ids(p, 5, "uniform")
     totals = np.bincount(ids, minlength=5)
     positives = np.bincount(ids, weights=y, minlength=5).astype(int)
     lower, upper = _bootstrap_rates(positives, totals, 4000, 0.9, 0)

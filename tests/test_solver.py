@@ -143,22 +143,19 @@ def test_every_fit_runs_its_dense_algebra_on_one_blas_thread_and_restores_the_ca
     multiclass, monkeypatch
 ):
     import fusion
-    from fusion.bernstein import logistic, multinomial
+    from fusion.bernstein import newton
+    from fusion.bernstein.binary import logistic
+    from fusion.bernstein.multiclass import multinomial, shared
 
     seen = []
-    module = multinomial if multiclass else logistic
-    newton = module.newton
+    solve = newton.solve
 
     def spy(*args, **kwargs):
         seen.append(set(_blas_threads().values()))
-        return newton(*args, **kwargs)
+        return solve(*args, **kwargs)
 
-    monkeypatch.setattr(module, "newton", spy)
-    if multiclass:
-        import fusion.bernstein.shared as shared
-
-        monkeypatch.setattr(shared, "newton", spy)
-        monkeypatch.setattr(multinomial, "newton", spy)
+    for module in (multinomial, shared) if multiclass else (logistic,):
+        monkeypatch.setattr(module, "solve", spy)
     rng = np.random.default_rng(0)
     S = rng.random((300, 2, 3)) if multiclass else rng.normal(size=(300, 2))
     y = rng.integers(0, 3 if multiclass else 2, 300)

@@ -39,7 +39,8 @@ CASES = {
     # the grid-edge warning of the binary default model (estimator, deeper in the fit): lam=1
     # clearly beats the overfitting 1e-8 (a flat edge, as [1e-8, 1e-9], no longer warns)
     "binary grid edge": lambda: BernsteinFusion(lam_grid=[1.0, 1e-8]).fit(*_binary()),
-    # the grid-edge warning of the class-shared multi-class model (fusion/bernstein/shared.py)
+    # the grid-edge warning of the class-shared multi-class model
+    # (fusion/bernstein/multiclass/shared.py)
     "multi-class grid edge": lambda: fusion.fit(*_multiclass(), lam_grid=[1.0, 1e-3]),
 }
 

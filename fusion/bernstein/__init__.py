@@ -1,10 +1,10 @@
 """BernsteinFusion: monotone fusion with tensor Bernstein polynomials.
 
-Modules: :mod:`.estimator` (the class), :mod:`.logistic` (the default model's penalized
-monotone logistic fit), :mod:`.scale` (scores on their own scale), :mod:`.cells` (rows
-aggregated into cells), :mod:`.basis` (Bernstein bases and designs), :mod:`.qp` (the
-rank-only model's QP and the OSQP step boundary), :mod:`.sketch` (ECDF sketch),
-:mod:`.distributed` (dask).
+Modules: :mod:`.estimator` (the class), :mod:`.plan` (what a fit tries and how it chooses),
+:mod:`.folds` (the fold rule), :mod:`.structure` and :mod:`.basis` (Bernstein components and
+bases), :mod:`.scale` (scores on their own scale), :mod:`.results` (the fitters' results),
+:mod:`.binary` (the default and rank-only models), :mod:`.multiclass` (the class-shared
+model), :mod:`.dask` (dask collections).
 """
 
 from .estimator import DEFAULT_DEGREE_GRID, DEFAULT_LAM_GRID, BernsteinFusion

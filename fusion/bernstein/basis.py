@@ -5,8 +5,9 @@ order, so column ``j`` of the tensor design is the row-wise Kronecker product of
 bases with the first axis varying slowest.
 
 A *structured* model is a sum of such tensors over subsets of the axes ("components", see
-:func:`make_components`); its design is the horizontal concatenation of the components'
-tensor designs, and its coefficient vector the concatenation of their flattened tensors.
+:func:`make_components` and :class:`fusion.bernstein.structure.Structure`); its design is
+the horizontal concatenation of the components' tensor designs, and its coefficient vector
+the concatenation of their flattened tensors.
 
 Bases are built with the polynomial index as the leading (contiguous) axis: each power is a
 contiguous vector operation, several times faster than writing strided columns.
@@ -21,15 +22,13 @@ from scipy.special import comb
 
 __all__ = [
     "bernstein_basis",
+    "design_rows",
     "tensor_design",
     "evaluate",
     "row_chunks",
     "DEFAULT_CHUNK_ELEMENTS",
     "STRUCTURES",
     "make_components",
-    "component_shapes",
-    "structured_design",
-    "evaluate_structured",
 ]
 
 #: Model structures of BernsteinFusion (see :func:`make_components`).
@@ -81,7 +80,7 @@ def bernstein_basis(u: np.ndarray, degree: int) -> np.ndarray:
     return _basis_rows(u, degree).T
 
 
-def _design_rows(U: np.ndarray, degrees: Sequence[int]) -> np.ndarray:
+def design_rows(U: np.ndarray, degrees: Sequence[int]) -> np.ndarray:
     """Transposed tensor design, shape ``(prod(K_m + 1), n)``."""
     n = U.shape[0]
     Phi = _basis_rows(U[:, 0], degrees[0])
@@ -94,7 +93,7 @@ def _design_rows(U: np.ndarray, degrees: Sequence[int]) -> np.ndarray:
 
 def tensor_design(U: np.ndarray, degrees: Sequence[int]) -> np.ndarray:
     """Tensor-product design ``Phi`` of shape ``(n, prod(K_m + 1))`` for rows of ``U``."""
-    return _design_rows(U, degrees).T
+    return design_rows(U, degrees).T
 
 
 def row_chunks(
@@ -132,11 +131,12 @@ def evaluate(
     return out
 
 
-# -- structured models -------------------------------------------------------------------------
+# -- structures ------------------------------------------------------------------------------
 
 
 def make_components(structure: str, M: int) -> tuple[tuple[int, ...], ...]:
-    """Axes of each component of a structured model.
+    """Axes of each component of a structured model (:class:`fusion.bernstein.structure.
+    Structure`).
 
     ``"tensor"``: one component on all axes. ``"additive"``: one univariate component per
     axis. ``"pairwise"``: one bivariate tensor per pair of axes (a monotone bivariate tensor
@@ -150,53 +150,3 @@ def make_components(structure: str, M: int) -> tuple[tuple[int, ...], ...]:
     if structure == "pairwise":
         return tuple((a, b) for a in range(M) for b in range(a + 1, M))
     raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}.")
-
-
-def component_shapes(
-    degrees: Sequence[int], components: Sequence[Sequence[int]]
-) -> list[tuple[int, ...]]:
-    """Coefficient tensor shape of each component."""
-    return [tuple(int(degrees[a]) + 1 for a in comp) for comp in components]
-
-
-def _split(coef: np.ndarray, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
-    sizes = [int(np.prod(s)) for s in shapes]
-    flat = np.asarray(coef, dtype=float).reshape(-1)
-    bounds = np.cumsum([0, *sizes])
-    return [flat[a:b].reshape(s) for a, b, s in zip(bounds[:-1], bounds[1:], shapes, strict=True)]
-
-
-def structured_design(
-    U: np.ndarray, degrees: Sequence[int], components: Sequence[Sequence[int]]
-) -> np.ndarray:
-    """Design of a structured model: the components' tensor designs side by side, ``(n, P)``."""
-    rows = [_design_rows(U[:, list(comp)], [degrees[a] for a in comp]) for comp in components]
-    return np.concatenate(rows, axis=0).T
-
-
-def evaluate_structured(
-    coef: np.ndarray,
-    U: np.ndarray,
-    degrees: Sequence[int],
-    components: Sequence[Sequence[int]],
-    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
-) -> np.ndarray:
-    """Evaluate a structured model (flat ``coef``, see :func:`structured_design`)."""
-    out = np.zeros(U.shape[0])
-    for comp, c in zip(
-        components, _split(coef, component_shapes(degrees, components)), strict=True
-    ):
-        out += evaluate(c, U[:, list(comp)], chunk_elements)
-    return out
-
-
-def is_tensor(components, M: int) -> bool:
-    """Whether ``components`` is the full tensor over ``M`` scores."""
-    return tuple(tuple(c) for c in components) == (tuple(range(M)),)
-
-
-def n_coef(degrees: Sequence[int], components=None) -> int:
-    """Coefficients of the components (None: the tensor) at ``degrees`` per axis."""
-    if components is None:
-        return int(np.prod([k + 1 for k in degrees]))
-    return int(sum(np.prod(s) for s in component_shapes(degrees, components)))

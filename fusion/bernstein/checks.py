@@ -1,24 +1,16 @@
-"""Conversions and checks of BernsteinFusion's parameters and inputs that the in-memory fit
-(:mod:`fusion.bernstein.estimator` and the modules of its models) and the dask fit
-(:mod:`fusion.bernstein.distributed`) share; the dask module does not import the estimator's."""
+"""Conversions and checks of BernsteinFusion's parameters and inputs that the plans and the
+in-memory and dask sources share: degrees from a parameter, and a constant column."""
 
 from __future__ import annotations
 
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from .._validation import CONSTANT_COLUMN_REMEDY
 from ..ecdf import ConstantColumnError
 
-__all__ = ["fold_seed", "check_not_constant", "as_degrees"]
-
-
-def fold_seed(est) -> int:
-    """An int seed for fold assignments from ``random_state`` (an int is used as is)."""
-    rs = est.random_state
-    return int(rs) if isinstance(rs, Integral) else int(check_random_state(rs).randint(2**31))
+__all__ = ["check_not_constant", "as_degrees"]
 
 
 def check_not_constant(knots: np.ndarray, j: int) -> None:

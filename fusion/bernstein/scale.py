@@ -1,4 +1,5 @@
-"""The scores on their own scale: the linear features ``z`` of BernsteinFusion's default model.
+"""The scores on their own scale: the linear features ``z`` of BernsteinFusion's default
+model, and the log-probabilities of multi-class scores (:func:`log_probabilities`).
 
 For a score column with fitted ECDF normalizer ``F`` (knots ``q_1 < ... < q_k`` with values
 ``h_1 < ... < h_k``, interpolated linearly) the feature is
@@ -35,9 +36,11 @@ where ``Q`` is the inverse of ``F`` on ``[h_1, h_k]`` (the same knots with the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import log_softmax
 
 from .._chunks import by_rows
 from ..ecdf import KnotLookup
@@ -53,6 +56,9 @@ __all__ = [
     "scores_scale",
     "knot_range",
     "InverseECDF",
+    "OwnScale",
+    "LOG_TINY",
+    "log_probabilities",
 ]
 
 #: Bases of the linear features (``None``, the rank-only model, is handled by the estimator).
@@ -176,3 +182,76 @@ def own_scale(
         return Z
 
     return by_rows(features, U, out=out)
+
+
+@dataclass(frozen=True, eq=False)
+class OwnScale:
+    """The linear features of a fitted ECDF: every column's base, shift and scale (the
+    fitted ``base_``, ``base_shift_``, ``base_scale_``), the ECDF's knots (the
+    winsorization bounds) and its inverse ``Q``, or a function that returns it (asked only
+    for features at normalized points without their scores)."""
+
+    bases: tuple[str, ...]
+    shift: np.ndarray
+    scale: np.ndarray
+    knots: Sequence[np.ndarray]
+    inverse: InverseECDF | Callable[[], InverseECDF]
+
+    @classmethod
+    def fit(cls, base: str, ecdf, inverse: InverseECDF | None = None) -> OwnScale:
+        """The bases (:func:`choose_bases`) and standardization (:func:`scale_constants`)
+        of the columns of a fitted :class:`~fusion.ecdf.ECDFNormalizer`."""
+        if inverse is None:
+            inverse = InverseECDF(ecdf.knots_, ecdf.values_)
+        bases = choose_bases(base, ecdf.knots_)
+        shift, scale = scale_constants(inverse, bases)
+        return cls(bases, shift, scale, ecdf.knots_, inverse)
+
+    def features(self, U: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
+        """Standardized ``z`` at normalized points ``U``; from the scores ``S`` of the same
+        rows when given (the same values up to rounding, without inverting the ECDF; a
+        missing score's ``z`` from its ``u``)."""
+        if S is None:
+            inverse = self.inverse if isinstance(self.inverse, InverseECDF) else self.inverse()
+            return own_scale(U, inverse, self.bases, self.shift, self.scale)
+        Z = self.from_scores(np.asarray(S, dtype=float))
+        unknown = np.isnan(Z)
+        if unknown.any():  # a missing score's scale is unknown: integrated over its u
+            Z[unknown] = self.features(U)[unknown]
+        return Z
+
+    def from_scores(self, S: np.ndarray) -> np.ndarray:
+        """Standardized ``z`` of the scores ``S`` (:func:`scores_scale`)."""
+        lo, hi = knot_range(self.knots)
+        return scores_scale(S, lo, hi, self.bases, self.shift, self.scale)
+
+    def feature_range(self, M: int) -> tuple[np.ndarray, np.ndarray]:
+        """``z`` at the training minimum and maximum of every score (winsorization
+        bounds)."""
+        return self.features(np.zeros((1, M)))[0], self.features(np.ones((1, M)))[0]
+
+
+#: ``log`` of the smallest normal double: no log-probability is kept below it.
+LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
+
+
+def log_probabilities(block: np.ndarray, scale: str, floor: float | None = None) -> np.ndarray:
+    """``z`` of one scorer's class scores ``block`` (r, C), at or above ``floor`` (default
+    :data:`LOG_TINY`), in float32 for float32 input and float64 otherwise.
+
+    Both scales give normalized log-probabilities: ``log(p / sum(p))`` for probabilities
+    (negative rounding errors read as 0), the log-softmax ``s - logsumexp(s)`` for logits
+    (``-inf`` is a probability of 0), so a network's logits, their log-softmax and their
+    softmax give the same ``z`` up to rounding, and so does a constant added to a row of
+    logits."""
+    dtype = np.float32 if block.dtype == np.float32 else np.float64
+    low = LOG_TINY if floor is None else max(float(floor), LOG_TINY)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if scale == "probability":
+            p = np.maximum(np.asarray(block, dtype=np.float64), 0.0)
+            z = np.log(p)
+            z -= np.log(p.sum(axis=1, keepdims=True))
+        else:
+            z = log_softmax(np.asarray(block, dtype=np.float64), axis=1)
+    np.fmax(z, low, out=z)  # -inf (a probability of 0) and NaN (a row of zeros) to the floor
+    return z.astype(dtype, copy=False)

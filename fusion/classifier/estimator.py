@@ -30,6 +30,7 @@ from .._registry import METHODS
 from .._registry import fit as fusion_fit
 from .._validation import check_sample_weight as _check_weights
 from .._validation import label_repr as _label
+from .._validation import param_names
 from .._warn import caller_level
 from ..ecdf import ConstantColumnError
 from .crossfit import (
@@ -304,7 +305,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
 
     def _check_fusion_param_names(self, names, method: str | None = None) -> None:
         cls = self._fusion_class(method)
-        valid = set(cls._get_param_names()) - set(_SHARED_WITH_FUSION) - set(_RESOLVED_FOR_FUSION)
+        valid = set(param_names(cls)) - set(_SHARED_WITH_FUSION) - set(_RESOLVED_FOR_FUSION)
         unknown = sorted(set(names) - valid)
         if unknown:
             own = set(self._get_param_names())
@@ -423,7 +424,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         self._check_fusion_param_names(self._fusion_params)
         kwargs = dict(self._fusion_params)
         for name in _SHARED_WITH_FUSION:
-            if name in cls._get_param_names():
+            if name in param_names(cls):
                 kwargs[name] = getattr(self, name)
         return kwargs
 
@@ -618,7 +619,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         """``kwargs`` completed by what depends on the out-of-fold scores: the defaults of
         :data:`_FUSION_DEFAULTS` and the score directions (``increasing``)."""
         kwargs = {**self._data_dependent_defaults(S), **kwargs}
-        if "increasing" not in self._fusion_class()._get_param_names():
+        if "increasing" not in param_names(self._fusion_class()):
             return kwargs
         increasing = self.increasing
         if isinstance(increasing, str) and increasing == "conditional":

@@ -243,7 +243,7 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
         U = np.empty((cols[0].shape[0], len(cols)))
         for j, (col, where) in enumerate(zip(cols, inverses, strict=True)):
             if where is None:  # sketched column
-                U[:, j] = self._lookups(between)[j](col)
+                U[:, j] = self.lookups(between)[j](col)
             else:
                 U[:, j] = np.nan
                 seen = ~_isnan(col)
@@ -366,7 +366,7 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
                     raise ValueError(f"score column {j} holds NaN at row {row}.")
         n = cols[0].shape[0]
         U = np.empty((n, len(cols)))
-        lookups = self._lookups(between)
+        lookups = self.lookups(between)
         # Row chunks: a lookup makes several full-length temporaries.
         for start in range(0, n, _CHUNK):
             rows = slice(start, start + _CHUNK)
@@ -374,7 +374,9 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
                 U[rows, j] = lookup(_like_knots(col[rows], self.knots_[j]))
         return U
 
-    def _lookups(self, between: str = "linear") -> list[KnotLookup]:
+    def lookups(self, between: str = "linear") -> list[KnotLookup]:
+        """Every column's fitted map as a :class:`~fusion.ecdf.KnotLookup` (``between``:
+        ``"linear"`` or ``"step"``, see :meth:`transform`); built once per fit."""
         # A cache derived from knots_/values_ (never saved): rebuilt after a refit or a load.
         cache = self.__dict__.get("_lookup_cache")
         if cache is None or cache[0] is not self.knots_:

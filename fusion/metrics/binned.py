@@ -14,7 +14,10 @@ from ._docs import doc
 from ._labels import binary_pair, class_pair, positive_int
 
 
-def _bin_ids(p: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+def bin_ids(p: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    """The bin of every prediction ``p``: ``n_bins`` equal-width bins of [0, 1]
+    (``"uniform"``, the last closed at 1) or equal-count runs of the sorted ``p``
+    (``"quantile"``)."""
     if strategy == "uniform":
         # [k/B, (k+1)/B), the last bin closed at 1.
         return np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
@@ -28,7 +31,7 @@ def _bin_ids(p: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
 
 
 def _bin_table(target: np.ndarray, p: np.ndarray, n_bins: int, strategy: str):
-    ids = _bin_ids(p, n_bins, strategy)
+    ids = bin_ids(p, n_bins, strategy)
     count = np.bincount(ids, minlength=n_bins).astype(float)
     hits = np.bincount(ids, weights=target, minlength=n_bins)
     total = np.bincount(ids, weights=p, minlength=n_bins)

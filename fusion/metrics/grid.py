@@ -94,7 +94,7 @@ def grid_calibration_table(
     bins = positive_int(bins, "bins")
     min_count = positive_int(min_count, "min_count")
     classes = np.asarray(estimator.classes_) if hasattr(estimator, "classes_") else None
-    U = estimator._normalize(S)  # raises NotFittedError on an unfitted estimator
+    U = estimator.normalize(S)  # raises NotFittedError on an unfitted estimator
     if classes is None or classes.shape[0] != 2:
         raise ValueError(
             "the grid metrics are binary: they need an estimator fitted on two classes, got "

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._validation import param_names
 from ._classes import ATTR_NAME, class_name, fitted_attributes, saveable_classes
 from ._errors import PersistenceError
 
@@ -291,7 +292,7 @@ class Decoder:
         cls = allowed[name]
         if type(params) is not dict or type(attributes) is not dict:
             raise PersistenceError(f"{where}: params and attributes must be JSON objects.")
-        known_params = set(cls._get_param_names())
+        known_params = set(param_names(cls))
         unknown = set(params) - known_params
         if unknown:
             raise PersistenceError(f"{where}: unknown parameters {sorted(unknown)} of {name!r}.")

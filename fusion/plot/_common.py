@@ -76,7 +76,7 @@ def set_labels(ax, *, title=None, xlabel=None, ylabel=None) -> None:
 def fitted_binary(estimator, *, n_scores: int | None = None, min_scores: int = 1, what: str):
     """Check that ``estimator`` is a fitted binary fusion estimator with the right number of
     scores; return ``(M, positive label)``."""
-    for attribute in ("calibrating_function", "_normalize"):
+    for attribute in ("calibrating_function", "normalize"):
         if not callable(getattr(estimator, attribute, None)):
             raise ValueError(
                 f"{what} needs a fitted fusion estimator (with calibrating_function), got "

@@ -9,7 +9,7 @@ from sklearn.utils import check_random_state
 
 from ..metrics import reliability_bins, top_label_bins
 from ..metrics._labels import binary_pair
-from ..metrics.binned import _bin_ids
+from ..metrics.binned import bin_ids
 from ._common import axes, doc, positive_int, pyplot, set_labels
 
 _DIAGONAL = "perfectly calibrated"
@@ -223,7 +223,7 @@ def reliability_bands(
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}.")
     y01, p1 = binary_pair(y, p, pos_label=pos_label, labels=labels)
-    ids = _bin_ids(p1, n_bins, strategy)
+    ids = bin_ids(p1, n_bins, strategy)
     count = np.bincount(ids, minlength=n_bins)
     keep = np.flatnonzero(count)
     totals = count[keep]

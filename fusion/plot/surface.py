@@ -129,7 +129,7 @@ def contour(
         text.set_path_effects(_halo(2.0))
     if points is not None:
         S, y = points
-        U = estimator._normalize(S)
+        U = estimator.normalize(S)
         y = np.asarray(y).reshape(-1)
         if y.shape[0] != U.shape[0]:
             raise ValueError(f"points: S has {U.shape[0]} rows but y has {y.shape[0]} labels.")
@@ -342,7 +342,7 @@ def fused_surface(
     density_grid = positive_int(density_grid, "density_grid", minimum=2)
     U = None
     if scores is not None:
-        U = estimator._normalize(scores)
+        U = estimator.normalize(scores)
     elif density is not None and density != "contour":
         raise ValueError("density='points' needs scores= (for example the training scores).")
     _, _, f = _surface(estimator, resolution)

@@ -11,7 +11,8 @@ import fusion
 from fusion import BernsteinFusion
 from fusion._lstsq import heldout_sse
 from fusion.bernstein.basis import tensor_design
-from fusion.bernstein.qp import MonotoneQP, accumulate_gram
+from fusion.bernstein.binary.qp import MonotoneQP, accumulate_gram
+from fusion.bernstein.structure import Structure
 
 from ..conftest import product_truth, simulate
 
@@ -105,7 +106,7 @@ def test_cv_scores_are_heldout_brier_and_best_is_chosen(scores_2d):
     for tr, te in splitter.split(U, yy):
         fold = BernsteinFusion(degree=2)
         fold.ecdf_ = model.ecdf_
-        stats = accumulate_gram(U[tr], yy[tr], np.ones(len(tr)), (2, 2))
+        stats = accumulate_gram(U[tr], yy[tr], np.ones(len(tr)), Structure.named("tensor", (2, 2)))
 
         beta, _ = MonotoneQP((3, 3), eps_abs=1e-7, eps_rel=1e-7, max_iter=20000).solve(stats)
         sse += np.sum((tensor_design(U[te], (2, 2)) @ beta.ravel() - yy[te]) ** 2)
@@ -139,8 +140,9 @@ def test_sample_weight_equals_row_repetition(scores_2d):
     b.fit(S[rep], y[rep])
     # the ECDF is unweighted, so compare the QP on identical normalized points
     U = a.ecdf_.transform(S)
-    stats_w = accumulate_gram(U, (y == 1).astype(float), w.astype(float), (3, 3))
-    stats_r = accumulate_gram(U[rep], (y[rep] == 1).astype(float), np.ones(len(rep)), (3, 3))
+    tensor = Structure.named("tensor", (3, 3))
+    stats_w = accumulate_gram(U, (y == 1).astype(float), w.astype(float), tensor)
+    stats_r = accumulate_gram(U[rep], (y[rep] == 1).astype(float), np.ones(len(rep)), tensor)
     np.testing.assert_allclose(stats_w.G, stats_r.G)
     assert heldout_sse(stats_w, a.coef_) == pytest.approx(heldout_sse(stats_r, a.coef_))
 

@@ -1,12 +1,16 @@
-"""The scores on their own scale (fusion/bernstein/scale.py)."""
+"""The scores on their own scale (fusion/bernstein/scale.py): the binary model's features,
+multi-class log-probabilities."""
 
 import numpy as np
 import pytest
+from scipy.special import log_softmax, softmax
 
 from fusion import ECDFNormalizer
 from fusion.bernstein.scale import (
+    LOG_TINY,
     InverseECDF,
     choose_bases,
+    log_probabilities,
     own_scale,
     scale_constants,
     scores_scale,
@@ -66,3 +70,23 @@ def test_standardization_is_equivariant_to_the_unit():
         b.transform(S * 40 - 3), inv_b, ("identity",), *scale_constants(inv_b, ("identity",))
     )
     np.testing.assert_allclose(za, zb, atol=1e-12)
+
+
+def test_logits_give_the_log_probabilities_of_their_softmax():
+    rng = np.random.default_rng(1)
+    L = rng.normal(size=(50, 7)) * 3 + rng.normal(size=(50, 1)) * 10  # any row shift
+    z = log_probabilities(L, "logit")
+    np.testing.assert_allclose(z, log_softmax(L, axis=1), atol=1e-12)
+    np.testing.assert_allclose(log_probabilities(softmax(L, axis=1), "probability"), z, atol=1e-9)
+    # probabilities are normalized: a row that sums to 0.99 means the same distribution
+    np.testing.assert_allclose(
+        log_probabilities(0.99 * softmax(L, axis=1), "probability"), z, atol=1e-9
+    )
+
+
+def test_zero_probabilities_become_the_floor_not_minus_infinity():
+    p = np.array([[0.0, 0.25, 0.75], [1e-300, 0.5, 0.5]])
+    z = log_probabilities(p, "probability")
+    assert np.all(np.isfinite(z)) and z[0, 0] == LOG_TINY
+    assert log_probabilities(p, "probability", floor=-20.0)[0, 0] == -20.0
+    assert log_probabilities(p.astype(np.float32), "probability").dtype == np.float32

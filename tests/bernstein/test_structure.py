@@ -1,4 +1,5 @@
-"""structure="additive" / "pairwise": sums of monotone Bernstein components."""
+"""Structures (fusion/bernstein/structure.py): structure="additive" / "pairwise", sums of
+monotone Bernstein components, in the rank-only model's QP and the estimator."""
 
 import cvxpy as cp
 import numpy as np
@@ -9,19 +10,14 @@ from scipy.special import expit, ndtr
 
 from fusion import BernsteinFusion
 from fusion._lstsq import heldout_sse
-from fusion.bernstein.basis import (
-    component_shapes,
-    evaluate_structured,
-    make_components,
-    structured_design,
-    tensor_design,
-)
-from fusion.bernstein.qp import (
+from fusion.bernstein.basis import make_components, tensor_design
+from fusion.bernstein.binary.qp import (
     StructuredQP,
     accumulate_gram,
     project_structured,
     structure_constraints,
 )
+from fusion.bernstein.structure import Structure
 
 
 def _scores(n, M, seed, interaction=0.0):
@@ -37,7 +33,8 @@ def test_components_and_shapes():
     assert make_components("additive", 3) == ((0,), (1,), (2,))
     assert make_components("pairwise", 3) == ((0, 1), (0, 2), (1, 2))
     assert make_components("pairwise", 2) == ((0, 1),)
-    assert component_shapes((2, 3, 4), ((0,), (1, 2))) == [(3,), (4, 5)]
+    assert Structure.of((2, 3, 4), ((0,), (1, 2))).shapes == ((3,), (4, 5))
+    assert Structure.named("pairwise", (1, 2, 3)).name(3) == "pairwise"
     with pytest.raises(ValueError, match="structure"):
         make_components("full", 3)
 
@@ -46,15 +43,15 @@ def test_structured_design_and_evaluation_agree():
     rng = np.random.default_rng(0)
     U = rng.random((300, 4))
     degrees = (2, 3, 1, 2)
-    comps = make_components("pairwise", 4)
-    Phi = structured_design(U, degrees, comps)
+    structure = Structure.named("pairwise", degrees)
+    Phi = structure.design(U)
     coef = rng.random(Phi.shape[1])
     np.testing.assert_allclose(
-        evaluate_structured(coef, U, degrees, comps, chunk_elements=64), Phi @ coef, atol=1e-13
+        structure.evaluate(coef, U, chunk_elements=64), Phi @ coef, atol=1e-13
     )
     # the first block of columns is the (0, 1) tensor design
     np.testing.assert_allclose(Phi[:, :12], tensor_design(U[:, :2], (2, 3)))
-    stats = accumulate_gram(U, U[:, 0], np.ones(300), degrees, chunk_elements=50, components=comps)
+    stats = accumulate_gram(U, U[:, 0], np.ones(300), structure, chunk_elements=50)
     np.testing.assert_allclose(stats.G, Phi.T @ Phi, atol=1e-12)
 
 
@@ -77,13 +74,11 @@ def test_fit_is_monotone_and_bounded_on_the_whole_cube(M, degree, structure, see
     f = model.calibrating_function(np.vstack([U, corners]))
     assert f.min() >= 0 and f.max() <= 1
     # the extremes are the 0- and 1-corners, and equal the corner coefficient sums
-    comps = model.components_
-    sizes = [int(np.prod(s)) for s in component_shapes(model.degree_, comps)]
-    parts = np.split(model.coef_, np.cumsum(sizes)[:-1])
+    parts = Structure.of(model.degree_, model.components_).split(model.coef_)
     f0 = model._calibrate(np.zeros((1, M)))[0]
     f1 = model._calibrate(np.ones((1, M)))[0]
-    assert f0 == pytest.approx(sum(p[0] for p in parts), abs=1e-12)
-    assert f1 == pytest.approx(sum(p[-1] for p in parts), abs=1e-12)
+    assert f0 == pytest.approx(sum(p.flat[0] for p in parts), abs=1e-12)
+    assert f1 == pytest.approx(sum(p.flat[-1] for p in parts), abs=1e-12)
     assert f0 >= -1e-12 and f1 <= 1 + 1e-12
     for m in range(M):
         V = U.copy()
@@ -95,15 +90,15 @@ def test_structured_qp_equals_cvxpy():
     S, y, _ = _scores(3000, 3, seed=1, interaction=0.3)
     U = (np.argsort(np.argsort(S, axis=0), axis=0) + 0.5) / S.shape[0]
     w = np.random.default_rng(2).uniform(0.5, 2, size=y.shape[0])
-    degrees, comps = (2, 3, 2), make_components("pairwise", 3)
-    shapes = component_shapes(degrees, comps)
-    stats = accumulate_gram(U, y.astype(float), w, degrees, components=comps)
-    x, status = StructuredQP(shapes, eps_abs=1e-9, eps_rel=1e-9, max_iter=200_000).solve(stats)
-    A, lower, upper = structure_constraints(tuple(shapes))
+    structure = Structure.named("pairwise", (2, 3, 2))
+    shapes = structure.shapes
+    stats = accumulate_gram(U, y.astype(float), w, structure)
+    x, status = StructuredQP(structure, eps_abs=1e-9, eps_rel=1e-9, max_iter=200_000).solve(stats)
+    A, lower, upper = structure_constraints(shapes)
     r = A @ x
     assert status == "solved" and np.all(r >= lower - 1e-12) and np.all(r <= upper + 1e-12)
     # reference: the same QP on the n x P design with each constraint stated directly
-    Phi = structured_design(U, degrees, comps)
+    Phi = structure.design(U)
     beta = cp.Variable(Phi.shape[1])
     cons, off, first, last = [], 0, [], []
     for shape in shapes:
@@ -127,10 +122,10 @@ def test_structured_qp_equals_cvxpy():
 
 def test_projection_makes_any_vector_feasible():
     rng = np.random.default_rng(4)
-    shapes = ((3, 4), (3, 2), (4, 2))
-    A, lower, upper = structure_constraints(shapes)
+    structure = Structure.of((2, 3, 1), ((0, 1), (0, 2), (1, 2)))
+    A, lower, upper = structure_constraints(structure.shapes)
     for scale in (0.1, 1.0, 5.0):
-        x = project_structured(rng.normal(0.2, scale, size=A.shape[1]), shapes)
+        x = project_structured(rng.normal(0.2, scale, size=A.shape[1]), structure)
         r = A @ x
         assert np.all(r >= lower - 1e-12) and np.all(r <= upper + 1e-12)
 

@@ -134,7 +134,7 @@ def test_missing_scores_are_integrated_out(name):
     assert np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))
     # a row with a missing score: the calibrating function averaged over that score
     row = S[0].copy()
-    u0 = est._normalize(row[None, :])[0, 0]
+    u0 = est.normalize(row[None, :])[0, 0]
     grid = (np.arange(4000) + 0.5) / 4000
     U = np.column_stack([np.full(grid.size, u0), grid])
     expected = est.calibrating_function(U).mean()

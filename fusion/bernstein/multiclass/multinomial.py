@@ -1,0 +1,316 @@
+"""The class-shared multi-class model: one monotone fusion for every class, by multinomial
+likelihood.
+
+Model
+-----
+For row ``i`` and class ``k`` with the scorers' log-probabilities ``z_imk`` and their
+normalized values ``u_imk`` (:mod:`fusion.bernstein.multiclass.pairs`),
+
+.. math:: \\eta_{ik} = \\sum_m c_m z_{imk} + \\sum_m g_m(u_{imk}), \\qquad
+          P(Y = k \\mid s_i) = \\frac{e^{\\eta_{ik}}}{\\sum_j e^{\\eta_{ij}}},
+
+with ``c_m >= 0`` and every ``g_m`` a Bernstein polynomial of degree ``K`` with
+non-decreasing coefficients and ``g_m(0) = 0`` (a constant shared by all classes cancels in
+the softmax). The same parameters serve every class, so their number, ``M (K + 2)``, does
+not grow with ``C``; ``g = 0`` and one scorer is temperature scaling, ``g = 0`` with equal
+``c_m`` temperature scaling of the scorers' averaged log-probabilities. Each class's
+probability is non-decreasing in every scorer's score for that class: raising ``z_imk``
+raises ``eta_ik`` alone.
+
+Fit
+---
+Weighted mean multinomial log-loss plus ``(lam / 2)`` times the squared first differences
+of the coefficients of every ``g_m`` (the penalty of the binary default,
+:func:`fusion.bernstein.newton.penalty_matrix`) and a weak ridge on ``c``; ``lam = inf``
+keeps ``g = 0``. The binary default's Newton solver with the monotone constraints
+(:func:`fusion.bernstein.newton.solve`), this model's source of statistics as its loss
+object. The gradient is exact; the Hessian is that of the pairs' features on their bins (a
+bin's mean ``z`` and ``u``, :mod:`.pairs`), which costs a few histograms per block of pairs
+instead of a ``P x P`` product per pair and only changes the path to the optimum, not the
+optimum. Pairs of negligible probability (below :data:`HESSIAN_TINY`) are left out of the
+Hessian for the same reason.
+
+Every fold of the cross-validation and the final fit are *problems* over sets of rows; a
+*source* (:class:`.source.MemorySource` in memory, the dask source on a cluster)
+evaluates the loss, gradient and Hessian of several problems in one pass over its rows, so
+that the folds advance together (:func:`fusion.bernstein.newton.solve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..newton import BiasDiagonal, Curvature, Problem, solve
+from ..structure import Layout
+
+__all__ = [
+    "HESSIAN_TINY",
+    "Tables",
+    "Curvature",
+    "BiasDiagonal",
+    "DENSE_BIASES",
+    "block_stats",
+    "block_losses",
+    "block_arrays",
+    "Problem",
+    "cv_path",
+    "CV_ROWS",
+]
+
+#: Pairs whose weighted probability is below this are left out of the Hessian.
+HESSIAN_TINY = 1e-12
+#: Up to this many classes the biases' Hessian is dense (see :class:`Curvature`).
+DENSE_BIASES = 64
+
+
+@dataclass
+class Tables:
+    """A parameter vector as the per-bin tables a pass over the pairs needs: the weights
+    ``c``, every scorer's ``g_m`` on its bins (``G[m][b] = g_m(ubar_b)``) and the classes'
+    biases ``b`` (None: the model has none)."""
+
+    c: np.ndarray
+    G: list[np.ndarray]
+    b: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, x: np.ndarray, layout: Layout, Phi: Sequence[np.ndarray]) -> Tables:
+        """``x = (c, theta)``, or ``(c, theta, b)`` for a model with class biases."""
+        P = layout.n_coef
+        c, parts = layout.split(x[:P])
+        tables = [basis @ t.reshape(-1) for basis, t in zip(Phi, parts, strict=True)]
+        b = np.array(x[P:], dtype=float) if x.shape[0] > P else None
+        return cls(np.array(c, dtype=float), tables, b)
+
+
+def _eta(Z: np.ndarray, B: np.ndarray, t: Tables) -> np.ndarray:
+    """``eta`` (r, C) of a block: ``Z`` float64 and ``B`` intp (see :func:`block_arrays`)."""
+    eta = np.multiply(Z[0], t.c[0])
+    tmp = np.empty_like(eta)
+    for m in range(Z.shape[0]):
+        if m:
+            np.multiply(Z[m], t.c[m], out=tmp)
+            eta += tmp
+        np.take(t.G[m], B[m], out=tmp)
+        eta += tmp
+    if t.b is not None:
+        eta += t.b
+    return eta
+
+
+def block_arrays(Z: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A block's ``z`` as float64 and bins as intp, converted once for all the problems
+    evaluated on it (float32 scores are stored as float32, bins as int16)."""
+    return Z.astype(np.float64, copy=False), B.astype(np.intp, copy=False)
+
+
+#: Logits below their row's largest by more than this are raised to it before the softmax:
+#: their probabilities (below 1e-130) change by nothing a log-loss or a gradient can show,
+#: and no product of two of them underflows to a subnormal number (which the CPU handles
+#: some hundred times slower: blocks of rows with a zero probability took 60 times longer).
+SOFTMAX_FLOOR = 300.0
+
+
+def _softmax_rows(eta: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's log-loss and the probabilities (``eta`` is overwritten)."""
+    eta -= eta.max(axis=1, keepdims=True)
+    picked = eta[np.arange(eta.shape[0]), index]
+    np.maximum(eta, -SOFTMAX_FLOOR, out=eta)
+    np.exp(eta, out=eta)
+    s = eta.sum(axis=1)
+    eta /= s[:, None]
+    return np.log(s) - picked, eta
+
+
+def block_losses(Z, B, index, t: Tables) -> np.ndarray:
+    """Every row's log-loss under ``t`` (a block of rows: ``Z``, ``B`` of shape (M, r, C))."""
+    return _softmax_rows(_eta(Z, B, t), index)[0]
+
+
+def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool = True):
+    """Weighted loss sum, gradient (in ``x``; None without ``gradient``) and, with
+    ``hessian``, the :class:`Curvature` of a block of rows (``Z``, ``B`` of shape (M, r, C)).
+
+    ``feats[m] = (cols, F)``: the columns of ``x`` that scorer ``m``'s features occupy
+    (``c_m``, then ``g_m``'s coefficients) and its bins' feature rows ``F`` (nb_m, K + 2):
+    the bin's mean ``z``, then the Bernstein basis at its mean ``u``. With class biases
+    (``t.b``) the gradient continues with theirs. Rows of zero weight contribute nothing.
+    """
+    M, r, C = Z.shape
+    rows = np.arange(r)
+    losses, p = _softmax_rows(_eta(Z, B, t), index)
+    loss = float(w @ losses)
+    if not (gradient or hessian):
+        return loss, None, None
+    p *= w[:, None]
+    P = t.c.shape[0] + sum(F.shape[1] - 1 for _, F in feats)
+    biased = t.b is not None
+    grad = np.zeros(P + (C if biased else 0))
+    flat = p.ravel()
+    for m, (cols, F) in enumerate(feats):
+        zm = Z[m]
+        grad[cols[0]] = float(np.dot(flat, zm.ravel()) - w @ zm[rows, index])
+        nb = F.shape[0]
+        bm = B[m].ravel()
+        n_m = np.bincount(bm, weights=flat, minlength=nb)
+        n_m -= np.bincount(B[m][rows, index], weights=w, minlength=nb)
+        grad[cols[1:]] = F[:, 1:].T @ n_m
+    if biased:
+        grad[P:] = p.sum(axis=0) - np.bincount(index, weights=w, minlength=C)
+    if not hessian:
+        if biased and C > DENSE_BIASES:  # the biases' exact curvature costs one reduction
+            live = w > 0
+            pl = p[live]
+            return (
+                loss,
+                grad,
+                BiasDiagonal(pl.sum(axis=0) - np.einsum("ij,ij->j", pl, pl / w[live, None])),
+            )
+        return loss, grad, None
+    # pairs of negligible probability change the Hessian by less than HESSIAN_TINY each
+    keep = flat > HESSIAN_TINY
+    if np.count_nonzero(keep) < 0.5 * flat.shape[0]:
+        sel = np.flatnonzero(keep)
+        pw = flat[sel]
+        row_ptr = np.searchsorted(sel // C, np.arange(r + 1))
+        bins = [B[m].ravel()[sel] for m in range(M)]
+        cls = sel % C
+    else:
+        sel, pw, row_ptr = None, flat, np.arange(0, r * C + 1, C)
+        bins = [B[m].ravel() for m in range(M)]
+        cls = None
+    H = np.zeros((P, P))
+    mrow = np.zeros((r, P))
+    Hab = np.zeros((P, C)) if biased else None
+    if biased:  # the pairs grouped by class, for the per-class sums
+        by_class = np.argsort(cls, kind="stable") if sel is not None else None
+        class_ptr = (
+            np.arange(0, r * C + 1, r)
+            if sel is None
+            else np.searchsorted(cls[by_class], np.arange(C + 1))
+        )
+        pw_class = pw.reshape(r, C).T.ravel() if sel is None else pw[by_class]
+    for m, (cols, F) in enumerate(feats):
+        nb = F.shape[0]
+        n_m = np.bincount(bins[m], weights=pw, minlength=nb)
+        H[np.ix_(cols, cols)] += F.T @ (n_m[:, None] * F)
+        # every row's sum of its pairs' features, as a sparse (row, bin) matrix times F
+        mrow[:, cols] += _sparse(pw, bins[m], row_ptr, nb) @ F
+        if biased:  # every class's sum of its pairs' features
+            b_class = bins[m].reshape(r, C).T.ravel() if sel is None else bins[m][by_class]
+            Hab[cols] += (_sparse(pw_class, b_class, class_ptr, nb) @ F).T
+        for mm in range(m + 1, M):
+            cols2, F2 = feats[mm]
+            nb2 = F2.shape[0]
+            N = np.bincount(bins[m] * nb2 + bins[mm], weights=pw, minlength=nb * nb2)
+            X = F.T @ (N.reshape(nb, nb2) @ F2)
+            H[np.ix_(cols, cols2)] += X
+            H[np.ix_(cols2, cols)] += X.T
+    live = w > 0
+    scaled = mrow[live] / w[live, None]
+    H -= scaled.T @ mrow[live]
+    if not biased:
+        return loss, grad, Curvature(H)
+    pl = p[live]
+    Hab -= scaled.T @ pl
+    total = p.sum(axis=0)
+    if C <= DENSE_BIASES:
+        Hbb = np.diag(total) - (pl / w[live, None]).T @ pl
+    else:
+        Hbb = total - np.einsum("ij,ij->j", pl, pl / w[live, None])
+    return loss, grad, Curvature(H, Hab, Hbb)
+
+
+def _sparse(values: np.ndarray, columns: np.ndarray, ptr: np.ndarray, width: int):
+    """The CSR matrix whose row ``i`` holds ``values[ptr[i]:ptr[i + 1]]`` in ``columns``
+    (repeated columns add up when it multiplies)."""
+    return sp.csr_matrix((values, columns, ptr), shape=(ptr.shape[0] - 1, width))
+
+
+#: The key of a problem over every row of the cross-validation (all folds' rows).
+CV_ROWS = "cv"
+#: The shared Hessian of a cross-validation path is evaluated on about this many pairs.
+HESSIAN_PAIRS = 1 << 16
+
+#: Along a cross-validation path a fold stops after a full step that predicted at most this
+#: decrease of its mean loss.
+CV_STOP = 1e-5
+
+
+@dataclass
+class SharedPath:
+    """Held-out losses of every row along a path of penalties (``held[k, i]``: row ``i``'s
+    log-loss at ``settings[k] = (lam, tau)`` under the fit of the folds that did not see
+    it), and the folds' solutions."""
+
+    settings: list[tuple[float, float]]
+    held: np.ndarray
+    w: np.ndarray
+    solutions: list[list[np.ndarray]]
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.held @ self.w / self.w.sum()
+
+
+def cv_path(
+    source,
+    layout: Layout,
+    settings: Sequence[tuple[float, float]],
+    starts: Sequence[np.ndarray],
+    osqp_settings: dict,
+    ridge: float,
+    patience: int = 2,
+    progress=None,
+    se_rule=None,
+) -> SharedPath:
+    """Held-out log-loss of every row along ``settings``, ``(lam, tau)`` pairs from the
+    most to the least penalized, every fold warm started from its previous solution
+    (``starts``: one initial ``x`` per fold) and all folds advancing together. The path
+    stops early as :func:`fusion.bernstein.binary.logistic.cv_path` does (``se_rule(held, w,
+    best)``: the paired standard errors of every candidate's excess over ``best``)."""
+    problems = [
+        Problem(key=f, x=np.array(x, dtype=float), lam=np.inf, total=source.total(f))
+        for f, x in zip(source.fold_keys(), starts, strict=True)
+    ]
+    held, sols, done = [], [], []
+    w = source.heldout_weights()
+    P, C = layout.n_coef, source.n_classes
+    for lam, tau in settings:
+        for pb in problems:
+            pb.lam, pb.tau = lam, tau
+            if np.isfinite(tau) and pb.x.shape[0] == P:
+                pb.x, pb.grad = np.concatenate([pb.x, np.zeros(C)]), None
+        centre = np.mean([pb.x for pb in problems], axis=0)
+        # one Hessian of (a sample of) the cross-validation's rows serves every fold (see
+        # fusion.bernstein.newton.solve); it only guides the steps, so a few hundred
+        # thousand pairs suffice
+        share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * C))  # weights: mean 1
+        H = source.curvature(centre, share)
+        solve(source, layout, problems, osqp_settings, ridge, hessian=H, stop=CV_STOP,
+              refresh=lambda x, share=share: source.curvature(x, share))  # fmt: skip
+        held.append(source.heldout_losses([(pb.key, pb.x) for pb in problems]))
+        sols.append([pb.x.copy() for pb in problems])
+        done.append((float(lam), float(tau)))
+        if progress is not None:
+            progress.step(f"shared lam={lam:g}" + (f" bias={tau:g}" if np.isfinite(tau) else ""))
+        if se_rule is not None and _settled(np.array(held), w, se_rule, patience):
+            break
+    return SharedPath(done, np.array(held), w, sols)
+
+
+def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:
+    """Whether the rest of a path cannot change the one-standard-error pick: the held-out
+    loss has risen above its minimum by more than the standard error at the last
+    ``patience`` penalties (as in :func:`fusion.bernstein.binary.logistic.cv_path`). A flat
+    stretch is no such evidence: a curve flat from ``lam = inf`` to 1 went on to fall by
+    0.01 at 1e-4 (a CIFAR-100 network), so the path goes on through it."""
+    mean = losses @ w / w.sum()
+    last = mean.shape[0] - 1
+    best = int(np.argmin(mean))
+    se = se_rule(losses, w, best)
+    return bool(last - best >= patience and np.all(mean[-patience:] - mean[best] > se[-patience:]))

@@ -1,0 +1,79 @@
+"""The class-shared multi-class model on dask arrays (fusion/bernstein/dask/shared.py): the
+in-memory result from chunks of rows on a two-process LocalCluster."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+
+import fusion
+from fusion import BernsteinFusion
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    n, C = 3_000, 12
+    L = 1.5 * rng.normal(size=(n + 500, C))
+    y = (rng.random(n + 500)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+    S = np.stack(
+        [softmax((L + s * rng.normal(size=L.shape)) / t, 1) for s, t in ((0.5, 0.6), (1.0, 1.4))],
+        axis=1,
+    ).astype(np.float32)
+    w = rng.integers(0, 4, n).astype(float)  # zero weights too
+    return S[:n], y[:n], w, S[n:]
+
+
+def test_dask_fit_equals_the_in_memory_fit(client, data):
+    S, y, w, St = data
+    ref = fusion.fit(S, y, sample_weight=w)
+    chunks = (700, 900, 1400)  # uneven chunks of rows
+    model = BernsteinFusion().fit(
+        da.from_array(S, chunks=(chunks, 2, 12)),
+        da.from_array(y, chunks=(chunks,)),
+        sample_weight=da.from_array(w, chunks=(chunks,)),
+    )
+    assert model.multiclass_ == "shared" and model.lam_ == ref.lam_
+    np.testing.assert_allclose(model.predict_proba(St), ref.predict_proba(St), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(model.base_coef_, ref.base_coef_, atol=1e-6)
+    lazy = model.predict_proba(da.from_array(St, chunks=(200, 2, 12)))
+    assert isinstance(lazy, da.Array) and lazy.shape == (500, 12)
+    np.testing.assert_allclose(lazy.compute(), model.predict_proba(St), atol=1e-15, rtol=0)
+
+
+def test_a_list_of_dask_arrays_and_unseen_classes(client, data):
+    S, y, _, St = data
+    keep = y != 3
+    ref = fusion.fit(S[keep], y[keep], classes=np.arange(12))
+    parts = [da.from_array(S[keep, m], chunks=(1000, 12)) for m in range(2)]
+    model = BernsteinFusion().fit(parts, da.from_array(y[keep], chunks=1000), classes=range(12))
+    np.testing.assert_array_equal(model.classes_, np.arange(12))
+    np.testing.assert_allclose(model.predict_proba(St), ref.predict_proba(St), atol=1e-6, rtol=0)
+
+
+def test_dask_input_errors_are_clear(client, data):
+    S, y, _, _ = data
+    Sd, yd = da.from_array(S, chunks=(1000, 2, 12)), da.from_array(y, chunks=1000)
+    with pytest.raises(ValueError, match="pass an int cv"):
+        BernsteinFusion(cv=[(np.arange(10), np.arange(10, 20))]).fit(Sd, yd)
+    with pytest.raises(ValueError, match="class-shared model only"):
+        BernsteinFusion(multiclass="per-class").fit(Sd, yd)
+    bad = S.copy()
+    bad[1500, 1, 4] = np.nan
+    with pytest.raises(ValueError, match=r"S\[500, 1, 4\] of block 1 is nan"):
+        BernsteinFusion().fit(da.from_array(bad, chunks=(1000, 2, 12)), yd)

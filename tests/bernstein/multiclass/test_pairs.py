@@ -1,0 +1,120 @@
+"""The (row, class) pairs of the class-shared model (fusion/bernstein/multiclass/pairs.py):
+scales, the pooled normalization and the bins."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+
+from fusion.bernstein.folds import row_folds
+from fusion.bernstein.multiclass.pairs import (
+    HIST_BINS,
+    SHARED_KNOTS,
+    PairData,
+    ScoreRange,
+    detect_scale,
+    histogram,
+    knots_from_histogram,
+)
+from fusion.bernstein.scale import log_probabilities
+
+
+def _scores(n=300, M=2, C=5, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    L = rng.normal(size=(n, M, C)) * 2
+    return softmax(L, axis=2).astype(dtype), rng.integers(0, C, n)
+
+
+def _scale(S, base):
+    return detect_scale(ScoreRange.of(S), base)
+
+
+def test_scale_is_decided_by_the_range_and_the_row_sums_unless_given():
+    P, _ = _scores()
+    P = P[:, 0]
+    assert _scale(P, "auto") == "probability"
+    assert _scale(np.log(P), "auto") == "logit"
+    assert _scale(P, "identity") == "logit"  # the user says: these are logits
+    with pytest.raises(ValueError, match=r"base='logit' takes class probabilities.*identity"):
+        _scale(np.log(P), "logit")
+    # one-vs-rest probabilities need not sum to one
+    assert _scale(0.5 * P + 0.2, "auto") == "probability"
+
+
+def test_probabilities_with_negative_values_are_refused():
+    P, _ = _scores()
+    P = P[:, 0].copy()
+    P[0, :2] += [-0.05, 0.05]  # rows still sum to one, one value below 0
+    P[0, 0] = -0.01
+    P[0, 1] = 1 - P[0, 2:].sum() + 0.01
+    with pytest.raises(ValueError, match=r"look like probabilities.*np.clip"):
+        _scale(P, "auto")
+    Q, _ = _scores()
+    Q = Q[:, 0].copy()
+    Q[0, 0] -= 1e-9  # a rounding error is a probability of 0
+    assert _scale(Q, "auto") == "probability"
+
+
+def test_minus_infinity_is_a_probability_of_zero():
+    P, _ = _scores()
+    P = P[:, 0].copy()
+    P[:5, 0] = 0.0
+    P /= P.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        L = np.log(P)  # -inf where P is 0
+    assert _scale(L, "auto") == "logit"
+    np.testing.assert_allclose(
+        log_probabilities(L, "logit", floor=-40.0), log_probabilities(P, "probability", -40.0),
+        atol=1e-12,
+    )  # fmt: skip
+    for bad, match in ((np.nan, "NaN"), (np.inf, r"\+inf")):
+        L2 = L.copy()
+        L2[3, 2] = bad
+        with pytest.raises(ValueError, match=match):
+            _scale(L2, "auto")
+
+
+def test_normalization_is_strictly_increasing_inside_the_unit_interval():
+    S, _ = _scores(2000, M=1, C=50, seed=4)
+    z = log_probabilities(S[:, 0], "probability")
+    h = histogram(z, np.ones(2000), float(z.min()), float(z.max()))
+    assert h.shape == (HIST_BINS,)
+    np.testing.assert_allclose(h.sum(), 2000.0)  # every row's probabilities sum to 1
+    knots, values = knots_from_histogram(h, float(z.min()), float(z.max()))
+    assert knots.shape[0] <= SHARED_KNOTS
+    assert np.all(np.diff(knots) > 0) and np.all(np.diff(values) > 0)
+    assert 0 < values[0] and values[-1] < 1
+
+
+def test_the_normalization_weights_each_class_by_the_scorers_probability():
+    # half the pairs at probability ~0 (classes never predicted): the weighted distribution
+    # puts almost no mass there, so they sit at u ~ 0; under the scorer's own probabilities
+    # u is uniform (mean 1/2), however many classes share the rest
+    S, y = _scores(1000, M=1, C=20, seed=5)
+    S[:, :, 10:] = 1e-9
+    S /= S.sum(axis=2, keepdims=True)
+    data = PairData(S, y, np.ones(1000), ["probability"])
+    p = S[:, 0]
+    u = data.axes[0].normalize(log_probabilities(p, "probability"))
+    assert np.max(u[:, 10:]) < 1e-3
+    assert abs(np.sum(p * u) / np.sum(p) - 0.5) < 0.01
+
+
+def test_bins_hold_their_pairs_and_their_mean():
+    S, y = _scores(500, M=2, C=8, seed=6, dtype=np.float32)
+    fold = row_folds(S, y, 5, 0)
+    data = PairData(S, y, np.ones(500), ["probability"] * 2, fold, 5)
+    assert data.Z.dtype == np.float32 and data.B.dtype == np.int16
+    for m, axis in enumerate(data.axes):
+        z = data.Z[m].astype(float)
+        b = data.B[m]
+        edges = np.r_[-np.inf, axis.cuts, np.inf]
+        assert np.all(z >= edges[b]) and np.all(z < edges[b + 1])
+        for k in np.unique(b)[:20]:
+            np.testing.assert_allclose(axis.zbar[k], z[b == k].mean(), rtol=1e-6)
+        assert np.all(np.diff(axis.ubar) >= 0)
+    # rows are stored fold after fold; every fold's test rows form one slice
+    for f in range(5):
+        a, c = data.bounds[f]
+        np.testing.assert_array_equal(fold[data.order[a:c]], f)

@@ -1,0 +1,194 @@
+"""The top-label correction of the class-shared model (fusion/bernstein/multiclass/toplabel.py): the
+guarantees its constraints prove (checked numerically on random and adversarial rows), the
+fit against the same problem in cvxpy, a known truth, and the sparse held-out sample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import log_softmax, softmax
+
+from fusion.bernstein.multiclass import toplabel as T
+from fusion.bernstein.plan import TOP_LABEL_GRID
+
+K = T.DEGREE
+
+
+def _feasible_theta(seed: int, size: float) -> np.ndarray:
+    theta = np.random.default_rng(seed).normal(size=K) * size
+    return T._feasible(theta)
+
+
+def _row(kind: str, C: int, rng) -> np.ndarray:
+    if kind == "dirichlet":
+        return rng.dirichlet(np.full(C, rng.choice([0.05, 0.3, 1.0, 5.0])))
+    if kind == "top":  # one confident class and an even tail
+        t = rng.uniform(0.3, 0.9999)
+        p = np.full(C, (1 - t) / (C - 1))
+        p[rng.integers(C)] = t
+        return p
+    if kind == "tie":  # two tied classes on top
+        p = rng.dirichlet(np.ones(C)) * 0.2
+        p[:2] = (1 - p[2:].sum()) / 2
+        return p
+    # two large classes, one just above 1/2
+    p = rng.dirichlet(np.ones(C)) * 0.05
+    p[0] = rng.uniform(0.5, 0.6)
+    p[1] = 1 - p[0] - p[2:].sum()
+    return p
+
+
+def _log_jacobian(eta: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``d log P_k / d eta_i`` by central differences."""
+    C = eta.shape[0]
+    h = 1e-6
+    out = np.empty((C, C))
+    for i in range(C):
+        up, down = eta.copy(), eta.copy()
+        up[i] += h
+        down[i] -= h
+        out[:, i] = (
+            np.log(T.reweight(softmax(up)[None], theta)[0])
+            - np.log(T.reweight(softmax(down)[None], theta)[0])
+        ) / (2 * h)
+    return out
+
+
+def test_no_correction_is_feasible_and_strictly_inside():
+    assert T.satisfies(np.zeros(K))
+    A, lower, upper = T.constraints(K, T.MARGIN)
+    x = A @ T._range_vars(np.zeros(K))
+    assert np.all(x >= lower) and np.all(x <= upper)
+    big = np.full(K, 5.0)
+    assert not T.satisfies(big)
+    scaled = T._feasible(big)
+    assert T.satisfies(scaled) and 0 < scaled[0] < 5.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    size=st.sampled_from([0.3, 1.0, 3.0, 10.0]),
+    C=st.sampled_from([2, 3, 5, 10, 50]),
+    kind=st.sampled_from(["dirichlet", "top", "tie", "half"]),
+)
+def test_every_feasible_correction_is_competitive(seed, size, C, kind):
+    # P_k never falls when eta_k rises or another eta_j falls: so every class's probability
+    # stays non-decreasing in every network's score for that class; the order is kept
+    theta = _feasible_theta(seed, size)
+    rng = np.random.default_rng(seed + 1)
+    p = np.clip(_row(kind, C, rng), 1e-9, None)
+    eta = np.log(p / p.sum())
+    J = _log_jacobian(eta, theta)
+    assert np.diag(J).min() >= -1e-6
+    assert J[~np.eye(C, dtype=bool)].max(initial=-np.inf) <= 1e-6
+    P = T.reweight(softmax(eta)[None], theta)[0]
+    order = np.argsort(softmax(eta), kind="stable")
+    assert np.all(np.diff(P[order]) >= -1e-12)
+
+
+def test_corrected_rows_are_distributions_continuous_at_ties():
+    rng = np.random.default_rng(3)
+    theta = _feasible_theta(4, 3.0)
+    P = rng.dirichlet(np.full(20, 0.2), size=500)
+    Q = T.reweight(P, theta)
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all((Q > 0) & (Q < 1))
+    tie = np.array([[0.4, 0.4, 0.2], [0.4 + 1e-9, 0.4 - 1e-9, 0.2]])
+    R = T.reweight(tie, theta)
+    assert R[0, 0] == R[0, 1] and np.abs(R[1] - R[0]).max() < 1e-7
+    np.testing.assert_array_equal(T.reweight(P, np.zeros(K)), P)
+
+
+def _sample(n, C, seed, theta=None):
+    """Fused probabilities and labels drawn from their correction by ``theta``."""
+    rng = np.random.default_rng(seed)
+    P = softmax(rng.normal(size=(n, C)) * 2.5, axis=1)
+    Q = P if theta is None else T.reweight(P, theta)
+    y = (rng.random(n)[:, None] > np.cumsum(Q, axis=1)).sum(axis=1).clip(0, C - 1)
+    return P, y
+
+
+def test_fit_solves_the_problem_cvxpy_solves(monkeypatch):
+    cp = pytest.importorskip("cvxpy")
+    monkeypatch.setattr(T, "KEEP", 0.0)  # every class exact: the problem cvxpy states
+    theta_true = _feasible_theta(5, 2.0)
+    P, y = _sample(400, 6, 6, theta_true)
+    w = np.random.default_rng(7).uniform(0.5, 2.0, 400)
+    s = T.sample_rows(P, y, w, np.zeros(400, dtype=int))
+    tau = 1e-3
+    theta = T.fit(s, tau)
+    A, lower, upper = T.constraints(K, T.MARGIN)
+    x = cp.Variable(K + 2)
+    B = T._bern(P.ravel(), K)[:, 1:].reshape(400, 6, K)
+    E = [np.log(P[:, k]) + B[:, k] @ x[:K] for k in range(6)]
+    lse = cp.log_sum_exp(cp.vstack(E), axis=0)
+    picked = cp.hstack([E[y[i]][i] for i in range(400)])
+    R = T._penalty(K)
+    objective = (w @ (lse - picked)) / w.sum() + 0.5 * tau * cp.quad_form(x[:K], R)
+    rows = np.isfinite(upper)
+    cons = [A[rows] @ x <= upper[rows], A[np.isfinite(lower)] @ x >= lower[np.isfinite(lower)]]
+    cp.Problem(cp.Minimize(objective), cons).solve(solver="CLARABEL")
+    ref = np.asarray(x.value[:K])
+
+    def value(t):
+        loss, _, _ = T._stats(s, t, hessian=False)
+        return loss / w.sum() + 0.5 * tau * t @ R @ t
+
+    assert value(theta) <= value(ref) + 1e-8
+    np.testing.assert_allclose(theta, ref, atol=2e-3)
+
+
+def test_a_known_correction_is_recovered():
+    theta_true = _feasible_theta(8, 3.0)
+    P, y = _sample(40_000, 10, 9, theta_true)
+    s = T.sample_rows(P, y, np.ones(40_000), np.zeros(40_000, dtype=int))
+    theta = T.fit(s, 1e-6)
+    grid = np.linspace(0.02, 0.98, 25)
+    np.testing.assert_allclose(T.psi(grid, theta), T.psi(grid, theta_true), atol=0.12)
+    none = T.fit(s, np.inf)
+    assert np.all(none == 0)
+
+
+def test_cross_validation_keeps_no_correction_when_there_is_none():
+    P, y = _sample(3_000, 8, 10)
+    fold = np.random.default_rng(11).integers(0, 5, 3_000)
+    fit = T.choose(T.sample_rows(P, y, np.ones(3_000), fold), TOP_LABEL_GRID)
+    # calibrated probabilities: the correction's held-out gain is noise
+    assert fit.cv_scores[np.inf] - min(fit.cv_scores.values()) < 2e-3
+    assert np.max(np.abs(T.psi(np.linspace(0, 1, 11), fit.theta))) < 0.25
+    theta_true = _feasible_theta(12, 3.0)
+    P, y = _sample(3_000, 8, 13, theta_true)
+    fit = T.choose(T.sample_rows(P, y, np.ones(3_000), fold), TOP_LABEL_GRID)
+    assert np.isfinite(fit.penalty) and fit.heldout.shape == (3_000,)
+
+
+def test_the_tail_enters_to_first_order(monkeypatch):
+    theta = _feasible_theta(14, 3.0)
+    P, y = _sample(500, 200, 15)
+    fold = np.zeros(500, dtype=int)
+    sparse = T.sample_rows(P, y, np.ones(500), fold)
+    assert sparse.p.shape[0] < 0.5 * P.size
+    monkeypatch.setattr(T, "KEEP", 0.0)
+    exact = T.sample_rows(P, y, np.ones(500), fold)
+    loss_sparse, g_sparse, _ = T._stats(sparse, theta)
+    loss_exact, g_exact, _ = T._stats(exact, theta)
+    assert loss_sparse == pytest.approx(loss_exact, rel=1e-4)
+    np.testing.assert_allclose(g_sparse, g_exact, rtol=1e-2, atol=1e-3)
+    rows = T._terms(exact, theta)[0]
+    direct = -log_softmax(np.log(P) + T.psi(P, theta), axis=1)[np.arange(500), y]
+    np.testing.assert_allclose(rows, direct, rtol=1e-10)
+
+
+def test_samples_split_and_join():
+    P, y = _sample(300, 12, 16)
+    fold = np.arange(300) % 3
+    s = T.sample_rows(P, y, np.arange(300) + 1.0, fold)
+    parts = [s.rows(fold == f) for f in range(3)]
+    joined = T.Sample.concatenate(parts)
+    order = np.argsort(np.concatenate([np.flatnonzero(fold == f) for f in range(3)]))
+    theta = _feasible_theta(17, 2.0)
+    np.testing.assert_allclose(T._terms(joined, theta)[0][order], T._terms(s, theta)[0])
+    np.testing.assert_array_equal(joined.w[order], s.w)
