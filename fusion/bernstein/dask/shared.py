@@ -32,10 +32,10 @@ from ..multiclass.pairs import (
     finish_axes,
     make_axes,
     merge_ranges,
-    trains_on,
 )
 from ..multiclass.shared import fit_source
 from ..multiclass.source import (
+    FoldTotals,
     bin_features,
     block_curvature,
     block_heldout,
@@ -169,11 +169,9 @@ def _sum_stats(parts: list[list]) -> list:
     return out
 
 
-class DaskSource:
+class DaskSource(FoldTotals):
     """The statistics of :class:`fusion.bernstein.multiclass.source.MemorySource` over blocks
     kept on the workers: one ``dask.compute`` per call, tree-reduced."""
-
-    name = "class-shared multi-class"
 
     def __init__(self, blocks: list, layout, degree: int, axes, n_folds: int, C: int):
         dask, _ = dask_modules()
@@ -192,16 +190,6 @@ class DaskSource:
 
     def fold_keys(self) -> list[int]:
         return list(range(self.n_folds))
-
-    def class_weights(self, key) -> np.ndarray:
-        """Training weight of every class in the rows of problem ``key``."""
-        return sum(v for f, v in self.by_class.items() if trains_on(key, f))
-
-    def total(self, key) -> float:
-        return float(sum(v for f, v in self.weights.items() if trains_on(key, f)))
-
-    def _tables(self, requests):
-        return [(key, Tables.of(x, self.layout, self.Phi)) for key, x in requests]
 
     def stats(self, requests, hessian: bool, gradient: bool = True):
         dask, _ = dask_modules()

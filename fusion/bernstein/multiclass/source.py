@@ -126,12 +126,28 @@ def model_parts(x: np.ndarray, layout: Layout) -> tuple[np.ndarray, list, np.nda
     return np.asarray(c, dtype=float), [np.ravel(t) for t in parts], bias
 
 
-class MemorySource:
+class FoldTotals:
+    """What every source of the class-shared fit derives from its folds' weights
+    (``weights``, ``by_class``: test fold -> total and per-class weight), its ``layout`` and
+    its bins ``Phi``: a problem's training weights and its coefficient tables."""
+
+    name = "class-shared multi-class"
+
+    def class_weights(self, key) -> np.ndarray:
+        """Training weight of every class in the rows of problem ``key``."""
+        return sum(v for f, v in self.by_class.items() if trains_on(key, f))
+
+    def total(self, key) -> float:
+        return float(sum(v for f, v in self.weights.items() if trains_on(key, f)))
+
+    def _tables(self, requests):
+        return [(key, Tables.of(x, self.layout, self.Phi)) for key, x in requests]
+
+
+class MemorySource(FoldTotals):
     """The class-shared fit's statistics over the pairs of a :class:`PairData`: a problem's
     key is the test fold whose complement it trains on (None: every row). The
     loss object of :func:`fusion.bernstein.newton.solve`."""
-
-    name = "class-shared multi-class"
 
     def __init__(self, data: PairData, layout: Layout, degree: int):
         self.data = data
@@ -143,16 +159,6 @@ class MemorySource:
 
     def fold_keys(self) -> list[int]:
         return list(range(self.data.n_folds))
-
-    def class_weights(self, key) -> np.ndarray:
-        """Training weight of every class in the rows of problem ``key``."""
-        return sum(v for f, v in self.by_class.items() if trains_on(key, f))
-
-    def total(self, key) -> float:
-        return float(sum(v for f, v in self.weights.items() if trains_on(key, f)))
-
-    def _tables(self, requests):
-        return [(key, Tables.of(x, self.layout, self.Phi)) for key, x in requests]
 
     def stats(self, requests, hessian: bool, gradient: bool = True):
         out = block_problem_stats(self.data, self._tables(requests), self.feats, hessian, gradient)
