@@ -19,17 +19,6 @@ CHUNK = 2500
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    )
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def data():
     S, y, p = simulate(12_000, seed=3)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=y.shape[0])
