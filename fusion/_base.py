@@ -188,7 +188,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         ``[0.0, 1.0]`` for a model that cannot reach either end.
     """
 
-    #: Whether a 1-D score array (M = 1) is accepted.
+    #: Whether a 1-D score array (M = 1) is accepted (public as ``accepts_single_score``).
     _allows_1d: ClassVar[bool] = False
     #: Whether ``fit`` honours ``sample_weight``.
     _supports_sample_weight: ClassVar[bool] = True
@@ -245,6 +245,34 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
     ecdf_knots: int | str | None = "auto"
     random_state: int | np.random.RandomState | None = 0
     verbose: bool | int = False
+
+    # -- parameters --------------------------------------------------------------------------
+    def validate_params(self) -> None:
+        """Check every parameter's type and range, as :meth:`fit` does first.
+
+        Nothing is fitted and no data are needed: the checks are those each class declares
+        for its parameters one at a time. What depends on the data (a degree against the
+        number of rows, ``increasing`` against the number of scores) is checked by
+        :meth:`fit`. :func:`fusion.load` runs this on the parameters of every saved model
+        before it restores the fitted state.
+
+        Raises
+        ------
+        ValueError
+            A parameter has a type or value the estimator does not take (scikit-learn's
+            ``InvalidParameterError``); the message names the parameter and what it takes.
+        """
+        self._validate_params()
+
+    @property
+    def accepts_single_score(self) -> bool:
+        """Whether :meth:`fit` takes a single score (M = 1), as a 1-D array or one column.
+
+        A property of the class, read-only. Every method of :data:`fusion.METHODS` and every
+        1-D calibrator takes one score; a subclass that fuses two or more only declares
+        False (``fit`` then refuses a single column, and :func:`fusion.load` a model of one).
+        """
+        return self._allows_1d
 
     # -- steps a method implements -------------------------------------------------------
     def _fit_normalized(self, U: np.ndarray, y: np.ndarray, sample_weight: np.ndarray):

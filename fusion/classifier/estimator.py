@@ -8,8 +8,7 @@ from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone, is_classifier
-from sklearn.ensemble._base import _BaseHeterogeneousEnsemble
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import StratifiedKFold, check_cv
@@ -34,7 +33,6 @@ from .._validation import param_names
 from .._warn import caller_level
 from ..ecdf import ConstantColumnError
 from .crossfit import (
-    derive_names,
     fit_one,
     out_of_fold_output,
     response_method,
@@ -42,6 +40,7 @@ from .crossfit import (
     stack_scores,
 )
 from .directions import conditional_directions
+from .members import check_members, is_drop, member_pairs, nested_params, replace_members
 
 __all__ = ["FusionClassifier"]
 
@@ -61,15 +60,11 @@ _RESOLVED_FOR_FUSION = ("increasing",)
 _FUSION_DEFAULTS = {"bernstein": (3, {"structure": "additive"})}
 
 
-def _is_drop(estimator) -> bool:
-    return isinstance(estimator, str) and estimator == "drop"
-
-
 def _is_prefit(estimator, cv) -> bool:
     return cv == "prefit" or isinstance(estimator, FrozenEstimator)
 
 
-class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnsemble):
+class FusionClassifier(ClassifierMixin, TransformerMixin, MetaEstimatorMixin, BaseEstimator):
     """Fuse the scores of several classifiers into one calibrated, monotone probability.
 
     The stacking workflow with a fusion method as the final step: each base estimator is
@@ -257,7 +252,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         verbose: int = 0,
         **fusion_params: Any,
     ):
-        super().__init__(estimators=estimators)
+        self.estimators = estimators
         self.method = method
         self.cv = cv
         self.stack_method = stack_method
@@ -271,24 +266,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
     # -- parameters ----------------------------------------------------------------------
     def _estimator_pairs(self) -> tuple[list[str], list]:
         """``(names, estimators)`` of the ``estimators`` parameter, in either accepted form."""
-        items = self.estimators
-        if not isinstance(items, (list, tuple)) or len(items) == 0:
-            raise ValueError(
-                "estimators must be a non-empty list of (name, estimator) tuples or of "
-                f"estimators; got {items!r}."
-            )
-        is_pair = [
-            isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)
-            for item in items
-        ]
-        if all(is_pair):
-            return [name for name, _ in items], [est for _, est in items]
-        if not any(is_pair):
-            return derive_names(items), list(items)
-        raise ValueError(
-            "estimators mixes (name, estimator) tuples and bare estimators; give all of them "
-            "one way."
-        )
+        return member_pairs(self.estimators)
 
     def _fusion_class(self, method: str | None = None) -> type:
         method = self.method if method is None else method
@@ -345,11 +323,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         except ValueError:
             # set_params calls get_params before an invalid value is reported at fit.
             return out
-        for name, estimator in zip(names, estimators, strict=True):
-            out[name] = estimator
-            if hasattr(estimator, "get_params") and not isinstance(estimator, type):
-                for key, value in estimator.get_params(deep=True).items():
-                    out[f"{name}__{key}"] = value
+        out.update(nested_params(names, estimators))
         return out
 
     def set_params(self, **params) -> FusionClassifier:
@@ -379,10 +353,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
             self._fusion_params = {**self._fusion_params, **fusion}
         replaced = {key: params.pop(key) for key in list(params) if key in names}
         if replaced:
-            # A plain list gains its derived names so that the replacement can be stated.
-            self.estimators = [
-                (name, replaced.get(name, est)) for name, est in zip(names, estimators, strict=True)
-            ]
+            self.estimators = replace_members(names, estimators, replaced)
         if params:
             BaseEstimator.set_params(self, **params)
         return self
@@ -392,36 +363,58 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         """The base estimators (unfitted, as given) by name."""
         return Bunch(**dict(zip(*self._estimator_pairs(), strict=True)))
 
-    def _validate_estimators(self) -> tuple[list[str], list]:
+    def validate_params(self) -> None:
+        """Check the parameters as :meth:`fit` does before it looks at the data.
+
+        The checks are those of :meth:`fit`'s first step, without fitting anything: the
+        type and range of every parameter, the base estimators (unique names that are not
+        parameters and hold no ``"__"``, instances of classifiers, not all ``"drop"``), the
+        fusion method's name and the fusion parameters it takes. :func:`fusion.load` runs
+        them on the parameters of a saved classifier before it restores its fitted state.
+
+        Raises
+        ------
+        ValueError
+            A parameter, a base estimator or a fusion parameter is invalid; the message names
+            it (scikit-learn's ``InvalidParameterError`` is a ``ValueError``).
+        TypeError
+            A base estimator is a class, not an instance.
+        """
+        self._validate_params()
+        check_members(*self._estimator_pairs(), reserved=self.get_params(deep=False))
+        self._check_fusion_param_names(self._fusion_params)
+
+    def restore_derived_attributes(self) -> None:
+        """Set the fitted attributes that follow from the others: ``named_estimators_``.
+
+        Model files do not store ``named_estimators_``: :func:`fusion.load` builds the
+        classifier from the saved parameters, restores the saved fitted attributes
+        (``estimators_`` among them) and calls this method, which names every entry of
+        ``estimators_`` after its entry of the ``estimators`` parameter (the dropped ones as
+        ``"drop"``), as :meth:`fit` does. The parameters must be those of the fit.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            ``estimators_`` is missing.
+        ValueError
+            ``estimators_`` does not hold one estimator per base estimator that is not
+            ``"drop"``.
+        """
+        check_is_fitted(self, "estimators_")
         names, estimators = self._estimator_pairs()
-        self._validate_names(names)
-        if all(_is_drop(est) for est in estimators):
-            raise ValueError("every estimator is 'drop'; at least one base estimator is needed.")
-        for name, est in zip(names, estimators, strict=True):
-            if _is_drop(est):
-                continue
-            if isinstance(est, type):
-                raise TypeError(
-                    f"estimator {name!r} is the class {est.__name__}; pass an instance "
-                    f"({est.__name__}())."
-                )
-            if not hasattr(est, "fit"):
-                raise ValueError(
-                    f"estimator {name!r} ({type(est).__name__}) has no fit method; pass "
-                    "scikit-learn classifiers."
-                )
-            if not is_classifier(est):
-                raise ValueError(
-                    f"estimator {name!r} ({type(est).__name__}) is not a classifier; "
-                    "FusionClassifier fuses the scores of classifiers."
-                )
-        return names, estimators
+        kept = sum(not is_drop(e) for e in estimators)
+        if not isinstance(self.estimators_, list) or len(self.estimators_) != kept:
+            raise ValueError(
+                f"estimators_ must be a list of the {kept} fitted base estimators that are not "
+                "'drop', in the order of the estimators parameter."
+            )
+        self._name_fitted(names, estimators)
 
     def _fusion_kwargs(self) -> dict:
-        """Keyword arguments of the fusion estimator: the fusion parameters plus the shared
-        ones it takes."""
+        """Keyword arguments of the fusion estimator: the fusion parameters (checked by
+        :meth:`validate_params`) plus the shared ones it takes."""
         cls = self._fusion_class()
-        self._check_fusion_param_names(self._fusion_params)
         kwargs = dict(self._fusion_params)
         for name in _SHARED_WITH_FUSION:
             if name in param_names(cls):
@@ -477,8 +470,8 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
     def _fit(self, X, y, sample_weight) -> np.ndarray:
         """Fit and return the out-of-fold fusion input. Fitted attributes are set only when
         every step succeeded, so a failed refit leaves the previous fit in place."""
-        self._validate_params()
-        names, all_estimators = self._validate_estimators()
+        self.validate_params()
+        names, all_estimators = self._estimator_pairs()
         fusion_kwargs = self._fusion_kwargs()
         if y is None:
             # Wording of scikit-learn's own message, which its conformance checks look for.
@@ -508,7 +501,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
                     "instead)."
                 )
 
-        kept = [(n, e) for n, e in zip(names, all_estimators, strict=True) if not _is_drop(e)]
+        kept = [(n, e) for n, e in zip(names, all_estimators, strict=True) if not is_drop(e)]
         methods = [response_method(n, e, self.stack_method) for n, e in kept]
         for name, est in kept:
             if _is_prefit(est, self.cv):
@@ -577,12 +570,12 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
         fitted = iter(self.estimators_)
         self.named_estimators_ = Bunch(
             **{
-                n: ("drop" if _is_drop(e) else next(fitted))
+                n: ("drop" if is_drop(e) else next(fitted))
                 for n, e in zip(names, all_estimators, strict=True)
             }
         )
         self._score_names = [
-            n for n, e in zip(names, all_estimators, strict=True) if not _is_drop(e)
+            n for n, e in zip(names, all_estimators, strict=True) if not is_drop(e)
         ]
 
     def _weight_params(self, kept, w) -> list[dict]:
@@ -757,7 +750,7 @@ class FusionClassifier(ClassifierMixin, TransformerMixin, _BaseHeterogeneousEnse
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         try:
-            estimators = [e for e in self._estimator_pairs()[1] if not _is_drop(e)]
+            estimators = [e for e in self._estimator_pairs()[1] if not is_drop(e)]
             tags.input_tags.allow_nan = all(get_tags(e).input_tags.allow_nan for e in estimators)
             tags.input_tags.sparse = all(get_tags(e).input_tags.sparse for e in estimators)
         except (ValueError, TypeError, AttributeError):

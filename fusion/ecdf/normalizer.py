@@ -214,6 +214,19 @@ class ECDFNormalizer(TransformerMixin, BaseEstimator):
         self.n_knots = n_knots
         self.allow_nan = allow_nan
 
+    def validate_params(self) -> None:
+        """Check the types and ranges of ``n_knots`` and ``allow_nan``, as :meth:`fit` does
+        first (no data are needed). :func:`fusion.load` runs this on the parameters of a
+        saved normalizer before it restores the fitted state.
+
+        Raises
+        ------
+        ValueError
+            A parameter has a type or value the normalizer does not take (scikit-learn's
+            ``InvalidParameterError``).
+        """
+        self._validate_params()
+
     def fit(self, S, y=None, sample_weight=None):
         """Store the knots of each column's mid-ECDF.
 

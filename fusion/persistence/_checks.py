@@ -133,7 +133,7 @@ def _check_inputs(est) -> None:
     M = est.n_features_in_
     if not isinstance(M, (int, np.integer)) or isinstance(M, (bool, np.bool_)) or M < 1:
         bad(f"n_features_in_ must be a positive integer, got {M!r}.")
-    if M < 2 and not est._allows_1d:
+    if M < 2 and not est.accepts_single_score:
         bad(f"{type(est).__name__} needs n_features_in_ >= 2, got {M}.")
     names = getattr(est, "feature_names_in_", None)
     if names is not None and not (

@@ -200,10 +200,10 @@ def build_classifier(meta: dict, arrays: dict[str, np.ndarray], trusted: Iterabl
     kwargs = {
         k: decoder.value(v, f"parameter {k!r}", 1) for k, v in _object(meta, "params").items()
     }
-    est = FusionClassifier(**kwargs)  # unknown parameters are refused at validation below
-    est._validate_params()
-    names, given = est._validate_estimators()
-    est._fusion_kwargs()  # refuses fusion parameters the method does not take
+    est = FusionClassifier(**kwargs)
+    est.validate_params()  # refuses unknown parameters, bad estimators, unknown fusion ones
+    members = est.named_estimators
+    names, given = list(members), list(members.values())
     attributes = _object(meta, "attributes")
     allowed = fitted_attributes(FusionClassifier) - _DERIVED
     unknown, missing = set(attributes) - allowed, _REQUIRED - set(attributes)
@@ -221,7 +221,7 @@ def build_classifier(meta: dict, arrays: dict[str, np.ndarray], trusted: Iterabl
     proba = decoder.value(check["proba"], "check proba", 0)
     _check_classifier_state(est, names, given)
     check_loaded(est.fusion_, points, proba, meta["fusion_version"])
-    est._name_fitted(names, given)
+    est.restore_derived_attributes()
     return est, decoder
 
 

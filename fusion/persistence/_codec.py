@@ -300,8 +300,7 @@ class Decoder:
             k: self.value(v, f"{where} parameter {k!r}", depth + 1) for k, v in params.items()
         }
         est = cls(**kwargs)
-        if hasattr(cls, "_parameter_constraints"):
-            est._validate_params()  # InvalidParameterError is a ValueError
+        est.validate_params()  # InvalidParameterError is a ValueError
         declared = fitted_attributes(cls)
         for attr, value in attributes.items():
             if (

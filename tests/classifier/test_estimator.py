@@ -1,14 +1,17 @@
-"""FusionClassifier's defaults from issue 23: score directions given the other scores, the
-additive Bernstein fusion from three scores on, and the cost of cross-fitting."""
+"""FusionClassifier: its defaults from issue 23 (score directions given the other scores, the
+additive Bernstein fusion from three scores on, the cost of cross-fitting), the nested
+parameters of its base estimators, and the public steps fusion.load takes."""
 
 import numpy as np
 import pytest
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_classification
 from sklearn.ensemble import StackingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import fusion
 from fusion import FusionClassifier
@@ -159,3 +162,71 @@ def test_saved_model_keeps_the_directions(tmp_path):
     assert loaded.get_params()["increasing"] == "conditional"
     np.testing.assert_array_equal(loaded.fusion_.increasing_, clf.fusion_.increasing_)
     np.testing.assert_array_equal(loaded.predict_proba(z), clf.predict_proba(z))
+
+
+def test_nested_parameters_reach_through_a_pipeline_and_survive_clone():
+    clf = FusionClassifier(
+        [("p", make_pipeline(StandardScaler(), LogisticRegression())), ("nb", GaussianNB())]
+    )
+    assert clf.get_params()["p__logisticregression__C"] == 1.0
+    clf.set_params(p__logisticregression__C=0.2, p__standardscaler__with_mean=False)
+    pipe = clf.estimators[0][1]
+    assert pipe[-1].C == 0.2 and pipe[0].with_mean is False
+    twin = clone(clf)
+    assert twin.estimators[0][1] is not pipe
+    assert twin.get_params()["p__logisticregression__C"] == 0.2
+    assert twin.get_params()["p__standardscaler__with_mean"] is False
+
+
+def test_a_replacement_and_its_parameters_in_one_call_set_the_new_estimator():
+    old = GaussianNB()
+    clf = FusionClassifier([("lr", LogisticRegression()), ("nb", old)])
+    clf.set_params(nb=LogisticRegression(), nb__C=4.0)
+    assert clf.named_estimators["nb"].C == 4.0 and not hasattr(old, "C")
+    clf.set_params(estimators=[("a", GaussianNB()), ("b", GaussianNB())], a__var_smoothing=1.0)
+    assert clf.named_estimators["a"].var_smoothing == 1.0
+    assert clf.named_estimators["b"].var_smoothing == 1e-9
+
+
+def test_a_nested_parameter_of_an_unknown_estimator_is_refused():
+    clf = FusionClassifier(columns(2))
+    with pytest.raises(ValueError, match="Invalid parameter 'zz'"):
+        clf.set_params(zz__column=1)
+    with pytest.raises(ValueError, match="Invalid parameter 'nope'"):
+        clf.set_params(s0__nope=1)
+
+
+@pytest.mark.parametrize(
+    "estimators, params, match",
+    [
+        ([("a", GaussianNB()), ("a", LogisticRegression())], {}, "not unique"),
+        ([("degree", GaussianNB())], {"degree": 3}, "conflict"),
+        ([("a", GaussianNB())], {"degre": 3}, r"did you mean 'degree'"),
+        ([("a", GaussianNB())], {"method": "nope"}, "unknown fusion method 'nope'"),
+        ([("a", GaussianNB())], {"cv": "none"}, "'cv' parameter"),
+    ],
+)
+def test_validate_params_raises_what_fit_raises_without_fitting(estimators, params, match):
+    clf = FusionClassifier(estimators, **params)
+    with pytest.raises(ValueError, match=match):
+        clf.validate_params()
+    with pytest.raises(ValueError, match=match):
+        clf.fit(*make_classification(n_samples=60, n_features=3, n_redundant=0, random_state=0))
+    assert not any(hasattr(e, "classes_") for _, e in estimators)
+
+
+def test_derived_attributes_are_restored_as_fit_sets_them():
+    X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    members = [("s0", ColumnScorer(0)), ("x", "drop"), ("s1", ColumnScorer(1))]
+    clf = FusionClassifier(members, cv=3, degree=2, lam=1e-2)
+    clf.set_params(passthrough_scores=True).fit(X, y)
+    bare = FusionClassifier(**clf.get_params(deep=False))
+    for name in ("classes_", "estimators_", "stack_method_", "fusion_", "n_features_in_"):
+        setattr(bare, name, getattr(clf, name))
+    bare.restore_derived_attributes()
+    assert bare.named_estimators_ == clf.named_estimators_
+    np.testing.assert_array_equal(bare.get_feature_names_out(), clf.get_feature_names_out())
+    np.testing.assert_array_equal(bare.transform(X), clf.transform(X))
+    bare.estimators_ = bare.estimators_[:1]
+    with pytest.raises(ValueError, match="estimators_ must be a list of the 2 fitted"):
+        bare.restore_derived_attributes()

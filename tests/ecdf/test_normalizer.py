@@ -310,3 +310,12 @@ def test_a_point_rounding_into_the_next_bucket_still_finds_its_segment():
     train = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 1000.0, 0.5, 9.168772592256818e-47, -1000.0])
     norm = ECDFNormalizer().fit(train)
     assert norm.transform(np.array([0.0]))[0, 0] == pytest.approx(1.5 / 9)
+
+
+def test_validate_params_checks_the_parameters_without_data():
+    ECDFNormalizer(n_knots=10).validate_params()
+    with pytest.raises(ValueError, match="'n_knots' parameter") as from_check:
+        ECDFNormalizer(n_knots=1).validate_params()
+    with pytest.raises(ValueError) as from_fit:
+        ECDFNormalizer(n_knots=1).fit(np.arange(5.0))
+    assert str(from_check.value) == str(from_fit.value)

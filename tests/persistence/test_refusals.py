@@ -15,7 +15,16 @@ import pytest
 import fusion
 from fusion.persistence import FORMAT_VERSION, PersistenceError
 
-from ._helpers import SAVEABLE_NAMES, archive, fitted, load_fails, members, scores, write
+from ._helpers import (
+    FAST_PARAMS,
+    SAVEABLE_NAMES,
+    archive,
+    fitted,
+    load_fails,
+    members,
+    scores,
+    write,
+)
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -153,6 +162,19 @@ def test_load_refuses_invalid_parameter_value(tmp_path):
     meta, arrays = archive("bernstein")
     meta["params"]["max_iter"] = "many"
     load_fails(write(tmp_path / "m.fusion", meta, arrays), r"'max_iter' parameter")
+
+
+def test_load_refuses_invalid_parameter_of_a_nested_normalizer(tmp_path):
+    meta, arrays = archive("bernstein")
+    meta["attributes"]["ecdf_"]["params"]["n_knots"] = 1
+    load_fails(write(tmp_path / "m.fusion", meta, arrays), r"'n_knots' parameter")
+
+
+def test_load_refuses_one_score_for_a_class_that_takes_two(tmp_path, monkeypatch):
+    est = fusion.RPRCalibrator(**FAST_PARAMS["rpr"]).fit(*scores(60, M=1))
+    est.save(tmp_path / "m.fusion")
+    monkeypatch.setattr(fusion.RPRCalibrator, "_allows_1d", False)
+    load_fails(tmp_path / "m.fusion", r"RPRCalibrator needs n_features_in_ >= 2, got 1")
 
 
 def test_load_refuses_non_standard_json(tmp_path):

@@ -75,7 +75,7 @@ def test_three_dimensional_scores_are_multiclass_scores(name):
 def test_one_dimensional_scores(name):
     S, y = scores(60)
     est = make(name)
-    if est._allows_1d:  # documented: a 1-D array is one score column
+    if est.accepts_single_score:  # documented: a 1-D array is one score column
         assert est.fit(S[:, 0], y).n_features_in_ == 1
     else:
         _raises(name, S[:, 0], y, r"2-D of shape \(n, M\).*1-D array of length 60")
@@ -83,7 +83,7 @@ def test_one_dimensional_scores(name):
 
 def test_single_column_for_multiscore_method(name):
     S, y = scores(60)
-    if make(name)._allows_1d:
+    if make(name).accepts_single_score:
         pytest.skip("the method accepts a single score column")
     _raises(name, S[:, :1], y, r"M >= 2 scores, got 1 column \(1 feature\(s\)\)")
 

@@ -40,7 +40,7 @@ def expected_failed_checks(estimator) -> dict[str, str]:
         # on purpose (issue 14); the check demands an error for inf as for NaN.
         "check_estimators_nan_inf": "+-inf scores are ranked at the ends by design",
     }
-    if estimator._allows_1d:
+    if estimator.accepts_single_score:
         # A 1-D S is accepted on purpose as a single score column (M = 1).
         failed["check_fit1d"] = "1-D input is a single score column by design"
     name = next(k for k, cls in fusion.METHODS.items() if cls is type(estimator))
