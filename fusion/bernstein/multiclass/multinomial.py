@@ -55,7 +55,6 @@ __all__ = [
     "DENSE_BIASES",
     "block_stats",
     "block_losses",
-    "block_arrays",
     "Problem",
     "cv_path",
     "CV_ROWS",
@@ -65,6 +64,8 @@ __all__ = [
 HESSIAN_TINY = 1e-12
 #: Up to this many classes the biases' Hessian is dense (see :class:`Curvature`).
 DENSE_BIASES = 64
+#: Pairs per run of rows of the compiled passes (a cache-sized buffer of exponentials).
+CHUNK_PAIRS = 1 << 15
 
 
 @dataclass
@@ -77,6 +78,13 @@ class Tables:
     G: list[np.ndarray]
     b: np.ndarray | None = None
 
+    def __post_init__(self):
+        # the compiled passes' form: the tables end to end, where each starts, the biases
+        # (empty without)
+        self.flat = np.concatenate(self.G).astype(np.float64, copy=False)
+        self.offsets = np.cumsum([0] + [g.shape[0] for g in self.G[:-1]]).astype(np.intp)
+        self.bias = np.zeros(0) if self.b is None else self.b
+
     @classmethod
     def of(cls, x: np.ndarray, layout: Layout, Phi: Sequence[np.ndarray]) -> Tables:
         """``x = (c, theta)``, or ``(c, theta, b)`` for a model with class biases."""
@@ -87,90 +95,86 @@ class Tables:
         return cls(np.array(c, dtype=float), tables, b)
 
 
-def _eta(Z: np.ndarray, B: np.ndarray, t: Tables) -> np.ndarray:
-    """``eta`` (r, C) of a block: ``Z`` float64 and ``B`` intp (see :func:`block_arrays`)."""
-    eta = np.multiply(Z[0], t.c[0])
-    tmp = np.empty_like(eta)
-    for m in range(Z.shape[0]):
-        if m:
-            np.multiply(Z[m], t.c[m], out=tmp)
-            eta += tmp
-        np.take(t.G[m], B[m], out=tmp)
-        eta += tmp
-    if t.b is not None:
-        eta += t.b
-    return eta
-
-
 def block_arrays(Z: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A block's ``z`` as float64 and bins as intp, converted once for all the problems
-    evaluated on it (float32 scores are stored as float32, bins as int16)."""
+    """A block's ``z`` as float64 and bins as intp, for the NumPy sums of the Hessian (float32
+    scores are stored as float32, bins as int16)."""
     return Z.astype(np.float64, copy=False), B.astype(np.intp, copy=False)
 
 
-#: Logits below their row's largest by more than this are raised to it before the softmax:
-#: their probabilities (below 1e-130) change by nothing a log-loss or a gradient can show,
-#: and no product of two of them underflows to a subnormal number (which the CPU handles
-#: some hundred times slower: blocks of rows with a zero probability took 60 times longer).
-SOFTMAX_FLOOR = 300.0
+def _kernels():
+    # numba's import costs about a second: paid by the first class-shared fit, not by
+    # ``import fusion``
+    from . import kernels
+
+    return kernels
 
 
-def _softmax_rows(eta: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every row's log-loss and the probabilities (``eta`` is overwritten)."""
-    eta -= eta.max(axis=1, keepdims=True)
-    picked = eta[np.arange(eta.shape[0]), index]
-    np.maximum(eta, -SOFTMAX_FLOOR, out=eta)
-    np.exp(eta, out=eta)
-    s = eta.sum(axis=1)
-    eta /= s[:, None]
-    return np.log(s) - picked, eta
+def _chunks(a: int, b: int, C: int):
+    """``(start, stop)`` of runs of rows ``a:b`` holding about :data:`CHUNK_PAIRS` pairs."""
+    step = max(1, CHUNK_PAIRS // C)
+    return [(s, min(b, s + step)) for s in range(a, b, step)]
 
 
-def block_losses(Z, B, index, t: Tables) -> np.ndarray:
-    """Every row's log-loss under ``t`` (a block of rows: ``Z``, ``B`` of shape (M, r, C))."""
-    return _softmax_rows(_eta(Z, B, t), index)[0]
+def block_losses(Z, B, index, t: Tables, rows: tuple[int, int] | None = None) -> np.ndarray:
+    """Every row's log-loss under ``t`` (a block of rows: ``Z``, ``B`` of shape (M, r, C);
+    ``rows``: only rows ``a:b`` of it)."""
+    k = _kernels()
+    a, b = (0, Z.shape[1]) if rows is None else rows
+    C = Z.shape[2]
+    out = np.empty(b - a)
+    buffer, picked = np.empty((min(b - a, max(1, CHUNK_PAIRS // C)), C)), np.empty(b - a)
+    for s, e in _chunks(a, b, C):
+        E, pk = buffer[: e - s], picked[s - a : e - a]
+        k.shifted_logits(Z, B, s, e, index, t.c, t.flat, t.offsets, t.bias, E, pk)
+        np.exp(E, out=E)
+        out[s - a : e - a] = np.log(E.sum(axis=1)) - pk
+    return out
 
 
-def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool = True):
+def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool = True, rows=None):
     """Weighted loss sum, gradient (in ``x``; None without ``gradient``) and, with
-    ``hessian``, the :class:`Curvature` of a block of rows (``Z``, ``B`` of shape (M, r, C)).
+    ``hessian``, the :class:`Curvature` of a block of rows (``Z``, ``B`` of shape (M, r, C);
+    ``rows``: only rows ``a:b`` of it).
 
     ``feats[m] = (cols, F)``: the columns of ``x`` that scorer ``m``'s features occupy
     (``c_m``, then ``g_m``'s coefficients) and its bins' feature rows ``F`` (nb_m, K + 2):
     the bin's mean ``z``, then the Bernstein basis at its mean ``u``. With class biases
     (``t.b``) the gradient continues with theirs. Rows of zero weight contribute nothing.
     """
-    M, r, C = Z.shape
-    rows = np.arange(r)
-    losses, p = _softmax_rows(_eta(Z, B, t), index)
-    loss = float(w @ losses)
+    a, b = (0, Z.shape[1]) if rows is None else rows
     if not (gradient or hessian):
-        return loss, None, None
-    p *= w[:, None]
+        return float(w[a:b] @ block_losses(Z, B, index, t, (a, b))), None, None
+    k = _kernels()
+    M, C = Z.shape[0], Z.shape[2]
+    zsum, nbin = np.zeros(M), np.zeros(t.flat.shape[0])
+    classes, diag = np.zeros(C), np.zeros(C)
+    # with the Hessian every row's weighted probabilities are kept, else a chunk's
+    p = np.empty((b - a if hessian else min(b - a, max(1, CHUNK_PAIRS // C)), C))
+    picked = np.empty(b - a)
+    loss = 0.0
+    for s, e in _chunks(a, b, C):
+        E, pk = (p[s - a : e - a] if hessian else p[: e - s]), picked[s - a : e - a]
+        k.shifted_logits(Z, B, s, e, index, t.c, t.flat, t.offsets, t.bias, E, pk)
+        np.exp(E, out=E)
+        logsum = k.gradient_sums(Z, B, s, e, index, w, t.offsets, E, zsum, nbin, classes, diag)
+        loss += float(w[s:e] @ (logsum - pk))
     P = t.c.shape[0] + sum(F.shape[1] - 1 for _, F in feats)
     biased = t.b is not None
     grad = np.zeros(P + (C if biased else 0))
-    flat = p.ravel()
     for m, (cols, F) in enumerate(feats):
-        zm = Z[m]
-        grad[cols[0]] = float(np.dot(flat, zm.ravel()) - w @ zm[rows, index])
-        nb = F.shape[0]
-        bm = B[m].ravel()
-        n_m = np.bincount(bm, weights=flat, minlength=nb)
-        n_m -= np.bincount(B[m][rows, index], weights=w, minlength=nb)
-        grad[cols[1:]] = F[:, 1:].T @ n_m
+        grad[cols[0]] = zsum[m]
+        start = t.offsets[m]
+        grad[cols[1:]] = F[:, 1:].T @ nbin[start : start + F.shape[0]]
     if biased:
-        grad[P:] = p.sum(axis=0) - np.bincount(index, weights=w, minlength=C)
+        grad[P:] = classes
     if not hessian:
         if biased and C > DENSE_BIASES:  # the biases' exact curvature costs one reduction
-            live = w > 0
-            pl = p[live]
-            return (
-                loss,
-                grad,
-                BiasDiagonal(pl.sum(axis=0) - np.einsum("ij,ij->j", pl, pl / w[live, None])),
-            )
+            return loss, grad, BiasDiagonal(diag)
         return loss, grad, None
+    Z, B = block_arrays(Z[:, a:b], B[:, a:b])
+    index, w = index[a:b], w[a:b]
+    r = b - a
+    flat = p.ravel()
     # pairs of negligible probability change the Hessian by less than HESSIAN_TINY each
     keep = flat > HESSIAN_TINY
     if np.count_nonzero(keep) < 0.5 * flat.shape[0]:

@@ -240,13 +240,15 @@ def histogram(
     probability ``exp(raw)`` (``raw``: its log-probabilities before the floor; default
     ``z``): a class the scorer gives probability 0 weighs nothing, wherever its floor
     puts it."""
+    from . import kernels  # numba: imported by the first fit that needs it
+
     span = hi - lo
-    k = np.asarray(z, dtype=np.float64) - lo
-    k *= HIST_BINS / span if span > 0 else 0.0
-    np.clip(k, 0, HIST_BINS - 1, out=k)
-    weights = np.exp(np.asarray(z if raw is None else raw, dtype=np.float64))
-    weights *= w[:, None]
-    return np.bincount(k.astype(np.int64).ravel(), weights=weights.ravel(), minlength=HIST_BINS)
+    out = np.zeros(HIST_BINS)
+    z = np.asarray(z)
+    raw = z if raw is None else np.asarray(raw)
+    kernels.weighted_histogram(z, raw, np.asarray(w, dtype=np.float64), float(lo),
+                               HIST_BINS / span if span > 0 else 0.0, out)  # fmt: skip
+    return out
 
 
 def knots_from_histogram(h: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -394,20 +396,16 @@ class PairBlock:
         width = max(a.n_bins for a in axes)
         counts, sums = np.zeros((M, width)), np.zeros((M, width))
         self.rows = max(1, BLOCK_PAIRS // C)
+        from . import kernels  # numba: imported by the first fit that needs it
+
         for start in range(0, r, self.rows):
             rows = slice(start, start + self.rows)
             block = S[self.order[rows]]
             wb = self.w[rows]
             for m, axis in enumerate(axes):
                 z = log_probabilities(block[:, m, :], scales[m], axis.floor)
-                b = axis.bins(z)
                 self.Z[m, rows] = z
-                self.B[m, rows] = b
-                wz = np.broadcast_to(wb[:, None], z.shape)
-                counts[m] += np.bincount(b.ravel(), weights=wz.ravel(), minlength=width)
-                sums[m] += np.bincount(
-                    b.ravel(), weights=(z * wb[:, None]).ravel(), minlength=width
-                )
+                kernels.bin_pairs(z, wb, axis.cuts, self.B[m, rows], counts[m], sums[m])
         self.counts, self.sums = counts, sums
         return self
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..basis import bernstein_basis
 from ..structure import Layout, Structure
 from .model import shared_proba_normalized
-from .multinomial import Tables, block_arrays, block_losses, block_stats
+from .multinomial import Tables, block_losses, block_stats
 from .pairs import MemberAxis, PairBlock, PairData, trains_on
 from .toplabel import Sample, sample_rows
 
@@ -51,23 +51,19 @@ def bin_features(axes: Sequence[MemberAxis], degree: int) -> tuple[list, list]:
 
 def block_problem_stats(block: PairBlock, requests, feats, hessian: bool, gradient: bool):
     """``[loss, grad, H]`` of every problem ``(key, tables)`` over its training rows in
-    ``block`` (see :func:`~.pairs.trains_on`). The block is read in
-    cache-sized runs of rows, each once for all problems; within a run a problem's rows
-    are at most a few contiguous pieces (the segments are stored one after the other)."""
+    ``block`` (see :func:`~.pairs.trains_on`): a problem's rows are a few contiguous pieces
+    (the segments are stored one after the other), each one compiled pass; with ``hessian``
+    in cache-sized runs (its sums keep every pair's probability)."""
     out = [[0.0, None, None] for _ in requests]
-    for start, stop in block.runs():
-        pieces = [block.pieces(key, start, stop) for key, _ in requests]
-        if not any(pieces):
-            continue
-        Z, B = block_arrays(block.Z[:, start:stop], block.B[:, start:stop])
-        for j, (_, tables) in enumerate(requests):
-            for a, b in pieces[j]:
-                rows = slice(a - start, b - start)
+    n = block.w.shape[0]
+    spans = block.runs() if hessian else [(0, n)]
+    for (key, tables), acc in zip(requests, out, strict=True):
+        for start, stop in spans:
+            for a, b in block.pieces(key, start, stop):
                 loss, g, h = block_stats(
-                    Z[:, rows], B[:, rows], block.index[a:b], block.w[a:b], tables, feats,
-                    hessian, gradient,
+                    block.Z, block.B, block.index, block.w, tables, feats, hessian, gradient,
+                    rows=(a, b),
                 )  # fmt: skip
-                acc = out[j]
                 acc[0] += loss
                 if g is not None:
                     acc[1] = g if acc[1] is None else acc[1] + g
@@ -85,7 +81,7 @@ def block_curvature(block: PairBlock, tables: Tables, feats, share: float):
             continue
         end = a + max(1, int(np.ceil(share * (b - a))))
         for Z, B, idx, w in block.blocks(seg, end):
-            _, _, h = block_stats(*block_arrays(Z, B), idx, w, tables, feats, True, False)
+            _, _, h = block_stats(Z, B, idx, w, tables, feats, True, False)
             H = h if H is None else H + h
             W += float(w.sum())
     return H, W
@@ -95,8 +91,8 @@ def block_heldout(block: PairBlock, requests) -> list[np.ndarray]:
     """Every problem's log-loss on the rows of ``block`` in its test fold (its key)."""
     out = []
     for key, t in requests:
-        losses = [block_losses(*block_arrays(Z, B), idx, t) for Z, B, idx, _ in block.blocks(key)]
-        out.append(np.concatenate(losses) if losses else np.zeros(0))
+        a, b = block.bounds[key]
+        out.append(block_losses(block.Z, block.B, block.index, t, (a, b)))
     return out
 
 
