@@ -74,10 +74,12 @@ def gradient_sums(Z, B, a, b, index, w, offsets, E, zsum, bins, classes, diag): 
     ``log sum_k E_ik`` (returned); ``E`` is overwritten by the weighted probabilities ``p_ik
     = w_i E_ik / sum_k E_ik`` and the gradient's sums are added to the accumulators:
     ``zsum[m] += sum_ik p_ik z_mik - sum_i w_i z_m,i,y_i``, the same with the pairs' bins in
-    place of ``z`` in ``bins`` (scorer ``m``'s from ``offsets[m]``), ``classes[k] += sum_i
-    p_ik - sum_{i: y_i = k} w_i`` and ``diag[k] += sum_i p_ik (1 - p_ik / w_i)`` (the
-    biases' curvature diagonal). Rows of zero weight add nothing (their ``p`` is 0)."""
+    place of ``z`` in ``bins`` (scorer ``m``'s from ``offsets[m]``); with class biases
+    (``classes`` not empty) ``classes[k] += sum_i p_ik - sum_{i: y_i = k} w_i`` and
+    ``diag[k] += sum_i p_ik (1 - p_ik / w_i)`` (the biases' curvature diagonal). Rows of zero
+    weight add nothing (their ``p`` is 0)."""
     M, C = Z.shape[0], Z.shape[2]
+    biased = classes.shape[0] > 0
     logsum = np.empty(b - a)
     for i in range(a, b):
         e = E[i - a]
@@ -91,21 +93,23 @@ def gradient_sums(Z, B, a, b, index, w, offsets, E, zsum, bins, classes, diag): 
             continue
         f = wi / s
         for k in range(C):
-            q = e[k] / s
-            p = e[k] * f
-            e[k] = p
-            classes[k] += p
-            diag[k] += p * (1.0 - q)
+            e[k] *= f
+        y = index[i]
+        if biased:
+            inv = 1.0 / wi
+            for k in range(C):
+                p = e[k]
+                classes[k] += p
+                diag[k] += p * (1.0 - p * inv)
+            classes[y] -= wi
         for m in range(M):
             om = offsets[m]
             acc = 0.0
             for k in range(C):
                 acc += e[k] * Z[m, i, k]
                 bins[om + B[m, i, k]] += e[k]
-            y = index[i]
             zsum[m] += acc - wi * Z[m, i, y]
             bins[om + B[m, i, y]] -= wi
-        classes[index[i]] -= wi
     return logsum
 
 

@@ -147,7 +147,7 @@ def block_stats(Z, B, index, w, t: Tables, feats, hessian: bool, gradient: bool 
     k = _kernels()
     M, C = Z.shape[0], Z.shape[2]
     zsum, nbin = np.zeros(M), np.zeros(t.flat.shape[0])
-    classes, diag = np.zeros(C), np.zeros(C)
+    classes, diag = (np.zeros(C), np.zeros(C)) if t.b is not None else (np.zeros(0), np.zeros(0))
     # with the Hessian every row's weighted probabilities are kept, else a chunk's
     p = np.empty((b - a if hessian else min(b - a, max(1, CHUNK_PAIRS // C)), C))
     picked = np.empty(b - a)
@@ -307,14 +307,27 @@ def cv_path(
     return SharedPath(done, np.array(held), w, sols)
 
 
+#: A held-out loss this many paired standard errors above the path's minimum ends the path
+#: on its own (see :func:`_settled`).
+CLEAR_RISE = 4.0
+
+
 def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:
     """Whether the rest of a path cannot change the one-standard-error pick: the held-out
     loss has risen above its minimum by more than the standard error at the last
-    ``patience`` penalties (as in :func:`fusion.bernstein.binary.logistic.cv_path`). A flat
-    stretch is no such evidence: a curve flat from ``lam = inf`` to 1 went on to fall by
-    0.01 at 1e-4 (a CIFAR-100 network), so the path goes on through it."""
+    ``patience`` penalties (as in :func:`fusion.bernstein.binary.logistic.cv_path`), or by
+    more than :data:`CLEAR_RISE` of them at the last one. A flat stretch is no such
+    evidence: a curve flat from ``lam = inf`` to 1 went on to fall by 0.01 at 1e-4 (a
+    CIFAR-100 network), so the path goes on through it. A clear rise is: smaller penalties
+    fit the training folds closer still (at C = 1,000 and n = 50,000 the class biases'
+    ridge 1e-3 was 9 standard errors above 1e-2, and 1e-4, worse again, took a quarter of
+    the fit's time)."""
     mean = losses @ w / w.sum()
     last = mean.shape[0] - 1
     best = int(np.argmin(mean))
+    if last == best:
+        return False
     se = se_rule(losses, w, best)
+    if mean[last] - mean[best] > CLEAR_RISE * se[last]:
+        return True
     return bool(last - best >= patience and np.all(mean[-patience:] - mean[best] > se[-patience:]))

@@ -209,3 +209,30 @@ def test_pairs_of_negligible_probability_leave_the_hessian_unchanged(C, monkeypa
     _, g_all, H_all = block_stats(Z, B, idx, w, t, feats, True)
     np.testing.assert_array_equal(g, g_all)
     np.testing.assert_allclose(H.aa, H_all.aa, rtol=1e-9, atol=1e-10)
+
+
+def _path_losses(means, n=400, noise=0.01, seed=0):
+    """Per-row held-out losses of a path whose candidates have the given mean losses (rows
+    share their noise, so the paired standard errors are small)."""
+    rng = np.random.default_rng(seed)
+    base = rng.gamma(2.0, 0.5, n)
+    jitter = rng.normal(size=(len(means), n))
+    jitter -= jitter.mean(axis=1, keepdims=True)  # the means are exactly the given ones
+    return base + np.asarray(means)[:, None] + noise * jitter
+
+
+@pytest.mark.parametrize(
+    ("means", "settled"),
+    [
+        ([1.0, 1.0, 1.0, 1.0], False),  # flat: smaller penalties may still fall
+        ([1.0, 0.9, 0.95], True),  # a clear rise ends the path at once
+        ([1.0, 0.9, 0.9015], False),  # a rise of about two standard errors: wait
+        ([1.0, 0.9, 0.9015, 0.902], True),  # two rises beyond one standard error
+    ],
+)
+def test_a_path_stops_on_a_clear_rise_never_on_a_flat_stretch(means, settled):
+    from fusion._cv import paired_se
+    from fusion.bernstein.multiclass.multinomial import _settled
+
+    losses = _path_losses(means)
+    assert _settled(losses, np.ones(losses.shape[1]), paired_se, 2) is settled
