@@ -54,7 +54,10 @@ SKLEARN_PARAMS: dict[str, dict] = {}
 _SMALL_SKLEARN_PARAMS: dict[str, dict] = {
     # degree="cv" drops candidates with more coefficients than rows per fold, so wide inputs
     # fall back to degree 0 (a constant fit) instead of failing "fewer rows than coefficients".
-    "bernstein": {"degree": "cv", "degree_grid": (0, 1, 2), "cv": 3},
+    # lam="cv" over two penalties (logistic regression and a flexible g) instead of the 16
+    # of the default grid: the same cross-validation path at a third of the time (the
+    # default grid is checked with FUSION_SKLEARN_DEFAULTS=1).
+    "bernstein": {"degree": "cv", "degree_grid": (0, 1, 2), "cv": 3, "lam_grid": (np.inf, 1e-2)},
     "mrmic": {"lam": 1e-3},
     "rpr": {"degree_grid": (2, 3), "lam_grid": (1.0, 25.0)},
 }
