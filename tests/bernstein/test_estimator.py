@@ -49,12 +49,14 @@ def test_monotone_and_bounded_on_dense_grid(M, degree, n, seed, noise):
         assert np.all(np.diff(f, axis=axis) >= -1e-12)
 
 
-def _l2_errors(make):
+def _l2_errors(make, seeds=(3, 3, 3)):
+    """Mean RMS error against the truth, and logistic stacking's, at n = 500, 4000, 32,000
+    (the mean over the first ``seeds[i]`` simulations of each)."""
     S_test, _, p_test = simulate(20_000, seed=99)
     errors, lr_errors = [], []
-    for n in (500, 4000, 32_000):
+    for n, n_seeds in zip((500, 4000, 32_000), seeds, strict=True):
         errs, lr_errs = [], []
-        for seed in range(3):
+        for seed in range(n_seeds):
             S, y, _ = simulate(n, seed=seed)
             model = make(seed).fit(S, y)
             errs.append(np.sqrt(np.mean((model.predict_proba(S_test)[:, 1] - p_test) ** 2)))
@@ -66,7 +68,10 @@ def _l2_errors(make):
 
 
 def test_default_model_l2_error_falls_with_n_and_halves_logistic_stacking():
-    errors, lr_errors = _l2_errors(lambda seed: BernsteinFusion(random_state=seed))
+    # one simulation at 32,000 rows (two thirds of the time of three): its error is 0.20-0.29
+    # of logistic stacking's over seeds 0-2, against the bound 0.5, and 0.008-0.011 against
+    # 0.021 at 4,000 rows
+    errors, lr_errors = _l2_errors(lambda seed: BernsteinFusion(random_state=seed), (3, 3, 1))
     assert errors[0] > errors[1] > errors[2]
     # n = 500: the one-standard-error rule keeps (close to) logistic stacking
     assert errors[0] < 1.05 * lr_errors[0]
