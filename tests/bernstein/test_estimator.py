@@ -152,12 +152,19 @@ def test_sample_weight_equals_row_repetition(scores_2d):
     assert heldout_sse(stats_w, a.coef_) == pytest.approx(heldout_sse(stats_r, a.coef_))
 
 
+@pytest.fixture(scope="module")
+def degree_3_on_0_1():
+    """The degree-3 default model on ``scores_2d``'s data with labels 0 and 1."""
+    S, y, _ = simulate(600, seed=1)
+    return BernsteinFusion(degree=3).fit(S, y)
+
+
 @pytest.mark.parametrize("labels", [(0, 1), (-1, 1), (False, True), ("neg", "pos"), (2.0, 7.0)])
-def test_any_two_labels_second_is_positive(labels, scores_2d):
+def test_any_two_labels_second_is_positive(labels, scores_2d, degree_3_on_0_1):
     S, y, _ = scores_2d
     lab = np.array(labels, dtype=object if isinstance(labels[0], str) else None)[y]
     model = BernsteinFusion(degree=3).fit(S, lab)
-    ref = BernsteinFusion(degree=3).fit(S, y)
+    ref = degree_3_on_0_1
     assert list(model.classes_) == list(labels)
     np.testing.assert_allclose(model.predict_proba(S), ref.predict_proba(S))
     assert set(model.predict(S)) <= set(labels)
