@@ -299,7 +299,7 @@ def test_plain_list_of_estimators_gets_derived_names(data):
 def test_grid_search_over_a_fusion_parameter_and_a_base_parameter(data):
     X, y = data
     grid = GridSearchCV(
-        FusionClassifier(two_bases(), cv=3),
+        FusionClassifier(two_bases(), cv=3, lam=1e-2),  # a fixed penalty: nine fits
         {"degree": [1, 3], "lr__C": [0.01, 1.0]},
         cv=2,
         scoring="neg_log_loss",
