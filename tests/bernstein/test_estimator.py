@@ -49,12 +49,14 @@ def test_monotone_and_bounded_on_dense_grid(M, degree, n, seed, noise):
         assert np.all(np.diff(f, axis=axis) >= -1e-12)
 
 
-def _l2_errors(make):
+def _l2_errors(make, seeds=(3, 3, 3)):
+    """Mean RMS error against the truth, and logistic stacking's, at n = 500, 4000, 32,000
+    (the mean over the first ``seeds[i]`` simulations of each)."""
     S_test, _, p_test = simulate(20_000, seed=99)
     errors, lr_errors = [], []
-    for n in (500, 4000, 32_000):
+    for n, n_seeds in zip((500, 4000, 32_000), seeds, strict=True):
         errs, lr_errs = [], []
-        for seed in range(3):
+        for seed in range(n_seeds):
             S, y, _ = simulate(n, seed=seed)
             model = make(seed).fit(S, y)
             errs.append(np.sqrt(np.mean((model.predict_proba(S_test)[:, 1] - p_test) ** 2)))
@@ -66,7 +68,10 @@ def _l2_errors(make):
 
 
 def test_default_model_l2_error_falls_with_n_and_halves_logistic_stacking():
-    errors, lr_errors = _l2_errors(lambda seed: BernsteinFusion(random_state=seed))
+    # one simulation at 32,000 rows (two thirds of the time of three): its error is 0.20-0.29
+    # of logistic stacking's over seeds 0-2, against the bound 0.5, and 0.008-0.011 against
+    # 0.021 at 4,000 rows
+    errors, lr_errors = _l2_errors(lambda seed: BernsteinFusion(random_state=seed), (3, 3, 1))
     assert errors[0] > errors[1] > errors[2]
     # n = 500: the one-standard-error rule keeps (close to) logistic stacking
     assert errors[0] < 1.05 * lr_errors[0]
@@ -147,12 +152,19 @@ def test_sample_weight_equals_row_repetition(scores_2d):
     assert heldout_sse(stats_w, a.coef_) == pytest.approx(heldout_sse(stats_r, a.coef_))
 
 
+@pytest.fixture(scope="module")
+def degree_3_on_0_1():
+    """The degree-3 default model on ``scores_2d``'s data with labels 0 and 1."""
+    S, y, _ = simulate(600, seed=1)
+    return BernsteinFusion(degree=3).fit(S, y)
+
+
 @pytest.mark.parametrize("labels", [(0, 1), (-1, 1), (False, True), ("neg", "pos"), (2.0, 7.0)])
-def test_any_two_labels_second_is_positive(labels, scores_2d):
+def test_any_two_labels_second_is_positive(labels, scores_2d, degree_3_on_0_1):
     S, y, _ = scores_2d
     lab = np.array(labels, dtype=object if isinstance(labels[0], str) else None)[y]
     model = BernsteinFusion(degree=3).fit(S, lab)
-    ref = BernsteinFusion(degree=3).fit(S, y)
+    ref = degree_3_on_0_1
     assert list(model.classes_) == list(labels)
     np.testing.assert_allclose(model.predict_proba(S), ref.predict_proba(S))
     assert set(model.predict(S)) <= set(labels)

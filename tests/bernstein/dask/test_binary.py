@@ -16,6 +16,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 CHUNK = 2500
+SMALL_CHUNK = 800  # the `small` data in five blocks
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +26,17 @@ def data():
     return S, y, w
 
 
-def _dask(*arrays):
-    return [da.from_array(a, chunks=(CHUNK,) + a.shape[1:]) for a in arrays]
+@pytest.fixture(scope="module")
+def small():
+    # the default model's cross-validation on 12,000 rows (degree 12, 2,200 cells) took most
+    # of this module's time; its equality with the in-memory fit needs no more than some
+    # blocks of rows: 4,000 in five blocks (degree 9, 1,600 cells)
+    S, y, _ = simulate(4_000, seed=3)
+    return S, y
+
+
+def _dask(*arrays, chunk=CHUNK):
+    return [da.from_array(a, chunks=(chunk,) + a.shape[1:]) for a in arrays]
 
 
 def test_exact_dask_fit_equals_in_memory_fit(client, data):
@@ -249,10 +259,10 @@ def test_default_model_on_dask_equals_in_memory_fit_on_the_same_cells(client, da
         assert np.max(np.abs(p - rows.predict_proba(S))) < 5e-3
 
 
-def test_default_model_cross_validation_on_dask_equals_in_memory(client, data):
+def test_default_model_cross_validation_on_dask_equals_in_memory(client, small):
     # the cells' folds come from a hash of each row, not from its position or block
-    S, y, _ = data
-    Sd, yd = _dask(S, y)
+    S, y = small
+    Sd, yd = _dask(S, y, chunk=SMALL_CHUNK)
     model = BernsteinFusion(ecdf_knots=None).fit(Sd, yd)
     ref = BernsteinFusion(bins=auto_bins(2)).fit(S, y)  # the same cells, in memory
     assert model.n_cells_ == ref.n_cells_ > 0
@@ -265,10 +275,10 @@ def test_default_model_cross_validation_on_dask_equals_in_memory(client, data):
     assert again.cv_scores_ == model.cv_scores_
 
 
-def test_sketched_default_model_on_dask_equals_in_memory(client, data):
+def test_sketched_default_model_on_dask_equals_in_memory(client, small):
     # the sketch's knots are chosen among hashed candidates: the same in memory and on dask
-    S, y, _ = data
-    Sd, yd = _dask(S, y)
+    S, y = small
+    Sd, yd = _dask(S, y, chunk=SMALL_CHUNK)
     model = BernsteinFusion(ecdf_knots=300).fit(Sd, yd)
     ref = BernsteinFusion(ecdf_knots=300, bins=auto_bins(2)).fit(S, y)
     assert model.ecdf_error_bound_ == ref.ecdf_error_bound_ > 0
@@ -281,14 +291,14 @@ def test_sketched_default_model_on_dask_equals_in_memory(client, data):
 
 
 @pytest.mark.parametrize("how", ["auto", "given"])
-def test_reversed_column_on_dask_equals_in_memory(client, data, how):
+def test_reversed_column_on_dask_equals_in_memory(client, small, how):
     # A column reversed by increasing="auto" (or given as False): both paths refit the sketch
     # on the reversed scores. Mirroring the sketch of s instead gives other knots than the
     # sketch of 1 - s (the candidates are the values of smallest hash), and on a flat CV
     # curve another penalty.
-    S, y, _ = data
+    S, y = small
     S = np.column_stack([S[:, 0], -S[:, 1]])  # the second score anti-aligned
-    Sd, yd = _dask(S, y)
+    Sd, yd = _dask(S, y, chunk=SMALL_CHUNK)
     params = {"ecdf_knots": 300, "increasing": "auto" if how == "auto" else [True, False]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the reversal's warning

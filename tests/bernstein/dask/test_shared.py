@@ -17,7 +17,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
-    n, C = 3_000, 12
+    n, C = 1_500, 12
     L = 1.5 * rng.normal(size=(n + 500, C))
     y = (rng.random(n + 500)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
     S = np.stack(
@@ -31,7 +31,7 @@ def data():
 def test_dask_fit_equals_the_in_memory_fit(client, data):
     S, y, w, St = data
     ref = fusion.fit(S, y, sample_weight=w)
-    chunks = (700, 900, 1400)  # uneven chunks of rows
+    chunks = (300, 500, 700)  # uneven chunks of rows
     model = BernsteinFusion().fit(
         da.from_array(S, chunks=(chunks, 2, 12)),
         da.from_array(y, chunks=(chunks,)),
@@ -49,20 +49,20 @@ def test_a_list_of_dask_arrays_and_unseen_classes(client, data):
     S, y, _, St = data
     keep = y != 3
     ref = fusion.fit(S[keep], y[keep], classes=np.arange(12))
-    parts = [da.from_array(S[keep, m], chunks=(1000, 12)) for m in range(2)]
-    model = BernsteinFusion().fit(parts, da.from_array(y[keep], chunks=1000), classes=range(12))
+    parts = [da.from_array(S[keep, m], chunks=(500, 12)) for m in range(2)]
+    model = BernsteinFusion().fit(parts, da.from_array(y[keep], chunks=500), classes=range(12))
     np.testing.assert_array_equal(model.classes_, np.arange(12))
     np.testing.assert_allclose(model.predict_proba(St), ref.predict_proba(St), atol=1e-6, rtol=0)
 
 
 def test_dask_input_errors_are_clear(client, data):
     S, y, _, _ = data
-    Sd, yd = da.from_array(S, chunks=(1000, 2, 12)), da.from_array(y, chunks=1000)
+    Sd, yd = da.from_array(S, chunks=(500, 2, 12)), da.from_array(y, chunks=500)
     with pytest.raises(ValueError, match="pass an int cv"):
         BernsteinFusion(cv=[(np.arange(10), np.arange(10, 20))]).fit(Sd, yd)
     with pytest.raises(ValueError, match="class-shared model only"):
         BernsteinFusion(multiclass="per-class").fit(Sd, yd)
     bad = S.copy()
-    bad[1500, 1, 4] = np.nan
-    with pytest.raises(ValueError, match=r"S\[500, 1, 4\] of block 1 is nan"):
-        BernsteinFusion().fit(da.from_array(bad, chunks=(1000, 2, 12)), yd)
+    bad[700, 1, 4] = np.nan
+    with pytest.raises(ValueError, match=r"S\[200, 1, 4\] of block 1 is nan"):
+        BernsteinFusion().fit(da.from_array(bad, chunks=(500, 2, 12)), yd)

@@ -4,6 +4,8 @@ persistence and bad input."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -46,6 +48,14 @@ def temperature_of_average(S, y, St):
         method="bounded",
     )
     return softmax(np.log(St).mean(axis=1) * np.exp(-res.x), axis=1)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """One ensemble and its default fit, shared by the tests that compare other fits (other
+    input forms, row orders, a refit) with it; they do not modify it."""
+    S, y, St, *_ = ensemble(1_500, C=8, seed=22, n_test=300)
+    return S, y, St, fusion.fit(S, y)
 
 
 def test_recovers_the_weights_of_a_known_class_shared_truth():
@@ -116,10 +126,9 @@ def test_permuting_the_classes_permutes_the_probabilities():
     )
 
 
-def test_row_order_and_refits_are_bit_identical():
-    S, y, St, *_ = ensemble(1_200, C=5, seed=8, n_test=200)
-    a = fusion.fit(S, y)
-    perm = np.random.default_rng(9).permutation(1_200)
+def test_row_order_and_refits_are_bit_identical(reference):
+    S, y, St, a = reference
+    perm = np.random.default_rng(9).permutation(S.shape[0])
     b = fusion.fit(S[perm], y[perm])
     assert a.lam_ == b.lam_
     np.testing.assert_array_equal(a.predict_proba(St), fusion.fit(S, y).predict_proba(St))
@@ -142,17 +151,13 @@ def test_weights_follow_scikit_learn():
     np.testing.assert_allclose(c.predict_proba(St), a.predict_proba(St), atol=1e-7)
 
 
-def test_float32_logits_and_lists_give_the_same_model():
-    S, y, St, *_ = ensemble(1_000, C=5, seed=12, n_test=200)
-    ref = fusion.fit(S, y)
+def test_float32_and_lists_give_the_same_model(reference):
+    # (logits: test_logits_log_probabilities_and_probabilities_are_one_input)
+    S, y, St, ref = reference
     # float32 scores are used in float32, no precision is lost beyond the input's own
     f32 = fusion.fit(S.astype(np.float32), y)
     wide = fusion.fit(S.astype(np.float32).astype(np.float64), y)
     np.testing.assert_allclose(f32.predict_proba(St), wide.predict_proba(St), atol=1e-6)
-    shift = np.random.default_rng(13).normal(size=(1_000, 3, 1)) * 5  # logits: any row shift
-    logits = fusion.fit(np.log(S) + shift, y)
-    assert logits.base_ == ("identity",) * 3 and ref.base_ == ("logit",) * 3
-    np.testing.assert_allclose(logits.predict_proba(np.log(St)), ref.predict_proba(St), atol=1e-6)
     listed = fusion.fit([S[:, m] for m in range(3)], y)
     np.testing.assert_array_equal(listed.predict_proba(St), ref.predict_proba(St))
 
@@ -190,23 +195,24 @@ def test_classes_absent_from_the_fusion_sample_get_probabilities():
         fusion.fit(S, np.where(y == 0, "z", names[y]), classes=names)
 
 
-def test_logits_log_probabilities_and_probabilities_are_one_input():
-    S, y, St, *_ = ensemble(1_500, C=8, seed=22, n_test=300)
+def test_logits_log_probabilities_and_probabilities_are_one_input(reference):
+    S, y, St, ref = reference  # the probabilities
     rng = np.random.default_rng(22)
     logits = np.log(S) + rng.normal(size=(S.shape[0], 3, 1)) * 20  # any constant per row
-    forms = {
-        "logits": (logits, np.log(St) + 5.0),
-        "log-probabilities": (np.log(S), np.log(St)),
-        "probabilities": (S, St),
+    forms = {  # (fitted on, predicted on, each scorer's base)
+        "logits": (logits, np.log(St) + 5.0, ("identity",) * 3),
+        "log-probabilities": (np.log(S), np.log(St), ("identity",) * 3),
         "probabilities and logits": (
             np.stack([S[:, 0], logits[:, 1], S[:, 2]], 1),
             np.stack([St[:, 0], np.log(St[:, 1]), St[:, 2]], 1),
+            ("logit", "identity", "logit"),
         ),
     }
-    ref = fusion.fit(S, y)
+    assert ref.base_ == ("logit",) * 3
     P = ref.predict_proba(St)
-    for name, (fit_on, predict_on) in forms.items():
+    for name, (fit_on, predict_on, base) in forms.items():
         model = fusion.fit(fit_on, y)
+        assert model.base_ == base, name
         assert (model.lam_, model.bias_penalty_) == (ref.lam_, ref.bias_penalty_), name
         np.testing.assert_allclose(model.base_coef_, ref.base_coef_, atol=1e-6, err_msg=name)
         np.testing.assert_allclose(model.predict_proba(predict_on), P, atol=1e-6, err_msg=name)
@@ -274,7 +280,7 @@ def test_a_model_saved_without_the_correction_predicts_as_saved(tmp_path):
                  "top_label_cv_se_"):  # fmt: skip
         delattr(old, name)  # as a model fitted before the correction existed
     np.testing.assert_array_equal(old.predict_proba(St), expected)
-    broken = fusion.fit(S, y)
+    broken = copy.deepcopy(model)
     broken.top_label_coef_ = np.r_[0.0, np.full(toplabel_degree(), 9.0)]
     with pytest.raises(ValueError, match=r"top_label_coef_ must be"):
         broken.predict_proba(St)
@@ -370,7 +376,8 @@ def test_any_small_input_gives_monotone_distributions(n, C, M, seed, logits):
     L = rng.normal(size=(n, M, C)) * rng.uniform(0.1, 8)
     S = L if logits else softmax(L, axis=2)
     y = rng.integers(0, C, n)
-    model = BernsteinFusion(cv=3).fit(S, y, classes=np.arange(C))
+    # two folds (the penalties' cross-validations are most of the time of a fit this small)
+    model = BernsteinFusion(cv=2).fit(S, y, classes=np.arange(C))
     p = model.predict_proba(S)
     assert np.all((p > 0) & (p < 1)) and np.all(np.isfinite(p))
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
