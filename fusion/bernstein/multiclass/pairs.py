@@ -222,10 +222,6 @@ class MemberAxis:
     def n_bins(self) -> int:
         return self.cuts.shape[0] + 1
 
-    def bins(self, z: np.ndarray) -> np.ndarray:
-        """Bin of every value (int16)."""
-        return np.searchsorted(self.cuts, z, side="right").astype(np.int16)
-
     def normalize(self, z: np.ndarray) -> np.ndarray:
         return KnotLookup(self.knots, self.values)(np.asarray(z, dtype=np.float64).ravel()).reshape(
             np.shape(z)
