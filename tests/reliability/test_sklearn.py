@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier
-from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -113,11 +113,14 @@ def test_grid_search(name):
 
 
 @pytest.mark.parametrize("name", METHOD_NAMES)
-@pytest.mark.parametrize("scoring", ["neg_log_loss", "roc_auc", "accuracy"])
-def test_cross_val_score(name, scoring):
+def test_cross_validate_with_probability_ranking_and_label_scorers(name):
+    # the three scorers on the same three fitted folds (predict_proba, its ranking, predict)
     S, y = scores(120, seed=7)
-    result = cross_val_score(make(name), S, y, cv=3, scoring=scoring, error_score="raise")
-    assert result.shape == (3,) and np.all(np.isfinite(result))
+    scoring = ["neg_log_loss", "roc_auc", "accuracy"]
+    result = cross_validate(make(name), S, y, cv=3, scoring=scoring, error_score="raise")
+    for scorer in scoring:
+        values = result[f"test_{scorer}"]
+        assert values.shape == (3,) and np.all(np.isfinite(values)), scorer
 
 
 @pytest.mark.filterwarnings("error")

@@ -16,7 +16,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 CHUNK = 2500
-SMALL_CHUNK = 800  # the `small` data in five blocks
+SMALL_CHUNK = 400  # the `small` data in five blocks
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +30,8 @@ def data():
 def small():
     # the default model's cross-validation on 12,000 rows (degree 12, 2,200 cells) took most
     # of this module's time; its equality with the in-memory fit needs no more than some
-    # blocks of rows: 4,000 in five blocks (degree 9, 1,600 cells)
-    S, y, _ = simulate(4_000, seed=3)
+    # blocks of rows: 2,000 in five blocks (degree 8, 1,200 cells)
+    S, y, _ = simulate(2_000, seed=3)
     return S, y
 
 
