@@ -31,6 +31,7 @@ from ..multiclass.pairs import (
     detect_scale,
     finish_axes,
     make_axes,
+    member_log_probabilities,
     merge_ranges,
 )
 from ..multiclass.shared import fit_source
@@ -131,18 +132,19 @@ def _kept(Sb, yb, wb, i, scale, labels):
 
 def _ranges(Sb, yb, wb, i, scale, labels, scales):
     Sb, _, wb = _kept(Sb, yb, wb, i, scale, labels)
-    return axis_ranges(Sb, wb, scales)
+    return axis_ranges(member_log_probabilities(Sb, scales), wb)
 
 
 def _histograms(Sb, yb, wb, i, scale, labels, scales, ranges, mean_w):
     Sb, _, wb = _kept(Sb, yb, wb, i, scale, labels)
-    return axis_histograms(Sb, wb / mean_w, scales, ranges)
+    return axis_histograms(member_log_probabilities(Sb, scales), wb / mean_w, ranges)
 
 
 def _build(Sb, yb, wb, i, scale, labels, scales, axes, mean_w, rule, n_folds, sample):
     Sb, index, wb = _kept(Sb, yb, wb, i, scale, labels)
     fold = rule.pairs(Sb, index, scales, sample) if n_folds else None
-    return PairBlock.build(Sb, index, wb / mean_w, fold, n_folds, axes, scales)
+    Z = member_log_probabilities(Sb, scales)
+    return PairBlock.build(Z, index, wb / mean_w, fold, n_folds, axes)
 
 
 def _bin_sums(block: PairBlock):

@@ -6,13 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import comb
 
 from ..._multiclass import COUPLED_LOGIT_RANGE
-from ..basis import evaluate
+from ..basis import TINY, evaluate
 from .pairs import BLOCK_PAIRS, log_probabilities
 from .toplabel import reweight, satisfies
 
-__all__ = ["shared_proba", "shared_proba_normalized", "SharedModel"]
+__all__ = [
+    "shared_proba",
+    "shared_proba_terms",
+    "shared_proba_normalized",
+    "MemberTerms",
+    "SharedModel",
+]
 
 
 def _softmax_capped(eta: np.ndarray) -> np.ndarray:
@@ -37,23 +44,62 @@ def _eta(Z: np.ndarray, U: np.ndarray, c, coefs, bias) -> np.ndarray:
     return eta
 
 
+class MemberTerms:
+    """One scorer's part of ``eta``, ``c z + g(F(z))``, at its log-probabilities ``z``:
+    ``F`` its normalization (a :class:`fusion.ecdf.KnotLookup`), ``g`` its Bernstein
+    polynomial (``coef``). A compiled pass per scorer
+    (:func:`.kernels.add_member_terms`, the same operations) where ``F`` is a plain
+    piecewise-linear map, else the lookup and :func:`fusion.bernstein.basis.evaluate`."""
+
+    def __init__(self, lookup, coef: np.ndarray, c: float):
+        self.lookup, self.coef, self.c = lookup, np.asarray(coef, dtype=float), float(c)
+        plain = (
+            not lookup.step and lookup.neg_inf is None and lookup.pos_inf is None
+            and lookup.width is not None and lookup.knots.shape[0] >= 2
+        )  # fmt: skip
+        self.compiled = None
+        if plain:
+            from . import kernels  # numba: imported by the first model that needs it
+
+            K = self.coef.shape[0] - 1
+            grid = kernels.segment_lookup(lookup.knots)
+            self.compiled = (kernels.add_member_terms, grid, comb(K, np.arange(K + 1)))
+
+    def add(self, eta: np.ndarray, z: np.ndarray) -> None:
+        """``eta += c z + g(F(z))`` for one scorer's rows ``z`` (r, C)."""
+        if self.compiled is None:
+            eta += self.c * np.asarray(z, dtype=np.float64)
+            u = self.lookup(np.asarray(z, dtype=np.float64).ravel()).reshape(-1, 1)
+            eta += evaluate(self.coef, u).reshape(eta.shape)
+            return
+        kernel, grid, binom = self.compiled
+        lk = self.lookup
+        kernel(z, lk.knots, lk.values, lk.width, lk.rise, *grid, self.coef, binom, TINY,
+               self.c, eta)  # fmt: skip
+
+
+def shared_proba_terms(Zs, terms: list[MemberTerms], bias, top=None) -> np.ndarray:
+    """Class probabilities (r, C) from every scorer's log-probabilities ``Zs[m]`` (r, C),
+    its terms and the class biases (``top``: as :func:`shared_proba`)."""
+    eta = np.zeros(Zs[0].shape)
+    eta += bias
+    for z, term in zip(Zs, terms, strict=True):
+        term.add(eta, z)
+    P = _softmax_capped(eta)
+    return P if top is None else reweight(P, top)
+
+
 def shared_proba(S: np.ndarray, scales, floors, lookups, c, coefs, bias, top=None) -> np.ndarray:
     """Class probabilities (n, C) of the class-shared model at scores ``S`` (n, M, C), with
     the top-label correction ``top`` (its ``theta``; None or empty: none)."""
     n, M, C = S.shape
     out = np.empty((n, C))
     step = max(1, BLOCK_PAIRS // C)
+    terms = [MemberTerms(lookups[m], coefs[m], c[m]) for m in range(M)]
     for start in range(0, n, step):
         rows = slice(start, start + step)
-        r = S[rows].shape[0]
-        Z = np.empty((r, M, C))
-        U = np.empty((r, M, C))
-        for m in range(M):
-            Z[:, m] = log_probabilities(S[rows, m, :], scales[m], floors[m])
-            U[:, m] = lookups[m](Z[:, m].ravel()).reshape(r, C)
-        out[rows] = _softmax_capped(_eta(Z, U, c, coefs, bias))
-        if top is not None:
-            out[rows] = reweight(out[rows], top)
+        Zs = [log_probabilities(S[rows, m, :], scales[m], floors[m]) for m in range(M)]
+        out[rows] = shared_proba_terms(Zs, terms, bias, top)
     return out
 
 

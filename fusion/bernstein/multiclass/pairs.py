@@ -48,7 +48,7 @@ evaluated at the bins' mean ``u`` during the fit and at the pair's own ``u`` aft
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -69,6 +69,7 @@ __all__ = [
     "member_scales",
     "trains_on",
     "MemberAxis",
+    "member_log_probabilities",
     "axis_ranges",
     "merge_ranges",
     "axis_histograms",
@@ -217,15 +218,21 @@ class MemberAxis:
     cuts: np.ndarray
     zbar: np.ndarray | None = None
     ubar: np.ndarray | None = None
+    _lookup: KnotLookup | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_bins(self) -> int:
         return self.cuts.shape[0] + 1
 
+    @property
+    def lookup(self) -> KnotLookup:
+        """``F_m`` as a lookup (built once)."""
+        if self._lookup is None:
+            self._lookup = KnotLookup(self.knots, self.values)
+        return self._lookup
+
     def normalize(self, z: np.ndarray) -> np.ndarray:
-        return KnotLookup(self.knots, self.values)(np.asarray(z, dtype=np.float64).ravel()).reshape(
-            np.shape(z)
-        )
+        return self.lookup(np.asarray(z, dtype=np.float64).ravel()).reshape(np.shape(z))
 
 
 def histogram(
@@ -241,8 +248,8 @@ def histogram(
     span = hi - lo
     out = np.zeros(HIST_BINS)
     z = np.asarray(z)
-    raw = z if raw is None else np.asarray(raw)
-    kernels.weighted_histogram(z, raw, np.asarray(w, dtype=np.float64), float(lo),
+    p = np.exp(z if raw is None else np.asarray(raw), dtype=np.float64)  # double, vectorized
+    kernels.weighted_histogram(z, p, np.asarray(w, dtype=np.float64), float(lo),
                                HIST_BINS / span if span > 0 else 0.0, out)  # fmt: skip
     return out
 
@@ -278,26 +285,36 @@ def _cuts(knots: np.ndarray, values: np.ndarray, lo: float, hi: float) -> np.nda
     return cuts[(cuts > lo) & (cuts < hi)]
 
 
-def axis_ranges(S: np.ndarray, w: np.ndarray, scales: Sequence[str]) -> np.ndarray:
+def member_log_probabilities(S: np.ndarray, scales: Sequence[str]) -> np.ndarray:
+    """``(M, r, C)``: every scorer's log-probabilities of the rows of ``S`` (r, M, C)
+    (:func:`log_probabilities`, at or above :data:`LOG_TINY`; float32 for float32 scores),
+    computed once for the axes' ranges, their histograms and the pairs' storage
+    (:meth:`PairBlock.build` takes this array over)."""
+    r, M, C = S.shape
+    Z = np.empty((M, r, C), dtype=np.float32 if S.dtype == np.float32 else np.float64)
+    step = max(1, BLOCK_PAIRS // max(1, C))
+    for m in range(M):
+        for start in range(0, r, step):
+            rows = slice(start, start + step)
+            Z[m, rows] = log_probabilities(S[rows, m, :], scales[m])
+    return Z
+
+
+def axis_ranges(Z: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``(3, M)``: every scorer's smallest finite log-probability (its floor), smallest and
-    largest log-probability over the rows of positive weight of ``S`` (r, M, C); ``inf`` /
-    ``-inf`` where there are none. Merged over blocks by :func:`merge_ranges`."""
-    M = S.shape[1]
+    largest log-probability over the rows of positive weight of ``Z`` (M, r, C),
+    :func:`member_log_probabilities`; ``inf`` / ``-inf`` where there are none. Merged over
+    blocks by :func:`merge_ranges`."""
+    M = Z.shape[0]
     out = np.array([[np.inf] * M, [np.inf] * M, [-np.inf] * M])
     rows = w > 0
     if not rows.any():
         return out
-    if not rows.all():
-        S = S[rows]
-    for start in range(0, S.shape[0], max(1, BLOCK_PAIRS // (S.shape[1] * S.shape[2]))):
-        block = S[start : start + max(1, BLOCK_PAIRS // (S.shape[1] * S.shape[2]))]
-        for m in range(M):
-            z = log_probabilities(block[:, m, :], scales[m])
-            finite = z[z > LOG_TINY]
-            if finite.size:
-                out[0, m] = min(out[0, m], float(finite.min()))
-            out[1, m] = min(out[1, m], float(z.min()))
-            out[2, m] = max(out[2, m], float(z.max()))
+    for m in range(M):
+        z = Z[m] if rows.all() else Z[m, rows]
+        out[0, m] = float(np.min(z, where=z > LOG_TINY, initial=np.inf))
+        out[1, m] = float(z.min())
+        out[2, m] = float(z.max())
     return out
 
 
@@ -312,18 +329,16 @@ def merge_ranges(parts: Sequence[np.ndarray]) -> np.ndarray:
     return np.array([floor, lo, hi])
 
 
-def axis_histograms(
-    S: np.ndarray, w: np.ndarray, scales: Sequence[str], ranges: np.ndarray
-) -> np.ndarray:
+def axis_histograms(Z: np.ndarray, w: np.ndarray, ranges: np.ndarray) -> np.ndarray:
     """``(M, HIST_BINS)``: every scorer's weighted histogram (:func:`histogram`) over the
-    rows of ``S`` (r, M, C); added over blocks."""
-    M = S.shape[1]
+    rows of ``Z`` (M, r, C), :func:`member_log_probabilities`; added over blocks."""
+    M = Z.shape[0]
     out = np.zeros((M, HIST_BINS))
-    step = max(1, BLOCK_PAIRS // (S.shape[1] * S.shape[2]))
-    for start in range(0, S.shape[0], step):
-        rows = slice(start, start + step)
-        for m in range(M):
-            raw = log_probabilities(S[rows, m, :], scales[m])
+    step = max(1, BLOCK_PAIRS // Z.shape[2])
+    for m in range(M):
+        for start in range(0, Z.shape[1], step):
+            rows = slice(start, start + step)
+            raw = Z[m, rows]
             z = np.maximum(raw, ranges[0, m])
             out[m] += histogram(z, w[rows], ranges[1, m], ranges[2, m], raw)
     return out
@@ -371,11 +386,15 @@ class PairBlock:
     """
 
     @classmethod
-    def build(cls, S, index, w, fold, n_folds: int, axes, scales) -> PairBlock:
-        """The block of rows ``S`` (r, M, C), with every scorer's bin weights and weighted
-        sums of ``z`` over it (:meth:`bin_sums`)."""
+    def build(cls, Z, index, w, fold, n_folds: int, axes) -> PairBlock:
+        """The block of rows of log-probabilities ``Z`` (M, r, C),
+        :func:`member_log_probabilities`, with every scorer's bin weights and weighted sums
+        of ``z`` over it (:meth:`bin_sums`). ``Z`` becomes the block's storage: its rows
+        are put in the order of their folds and raised to every scorer's floor in place."""
+        from . import kernels  # numba: imported by the first fit that needs it
+
         self = cls()
-        r, M, C = S.shape
+        M, r, C = Z.shape
         self.M, self.C, self.n_folds = M, C, int(n_folds)
         fold = np.full(r, -1, dtype=np.int64) if fold is None else np.asarray(fold)
         self.order = np.argsort(fold, kind="stable")
@@ -386,22 +405,22 @@ class PairBlock:
         }
         self.index = np.asarray(index)[self.order]
         self.w = np.asarray(w, dtype=float)[self.order]
-        dtype = np.float32 if S.dtype == np.float32 else np.float64
-        self.Z = np.empty((M, r, C), dtype=dtype)
+        moved = not np.array_equal(self.order, np.arange(r))
+        for m, axis in enumerate(axes):  # one scorer's rows at a time: a temporary of 1 / M
+            if moved:
+                Z[m] = Z[m][self.order]
+            np.maximum(Z[m], axis.floor, out=Z[m])
+        self.Z = Z
         self.B = np.empty((M, r, C), dtype=np.int16)
         width = max(a.n_bins for a in axes)
         counts, sums = np.zeros((M, width)), np.zeros((M, width))
         self.rows = max(1, BLOCK_PAIRS // C)
-        from . import kernels  # numba: imported by the first fit that needs it
-
-        for start in range(0, r, self.rows):
-            rows = slice(start, start + self.rows)
-            block = S[self.order[rows]]
-            wb = self.w[rows]
-            for m, axis in enumerate(axes):
-                z = log_probabilities(block[:, m, :], scales[m], axis.floor)
-                self.Z[m, rows] = z
-                kernels.bin_pairs(z, wb, axis.cuts, self.B[m, rows], counts[m], sums[m])
+        for m, axis in enumerate(axes):
+            lookup = kernels.bin_lookup(axis.cuts)
+            for start in range(0, r, self.rows):
+                rows = slice(start, start + self.rows)
+                kernels.bin_pairs(Z[m, rows], self.w[rows], axis.cuts, *lookup, self.B[m, rows],
+                                  counts[m], sums[m])  # fmt: skip
         self.counts, self.sums = counts, sums
         return self
 
@@ -457,9 +476,10 @@ class PairData(PairBlock):
     def __init__(self, S, index, w, scales, fold=None, n_folds: int = 0):
         w = np.asarray(w, dtype=float)
         self.scales = tuple(scales)
-        ranges = merge_ranges([axis_ranges(S, w, self.scales)])
-        self.axes = make_axes(ranges, axis_histograms(S, w, self.scales, ranges))
-        block = PairBlock.build(S, index, w, fold, n_folds, self.axes, scales)
+        Z = member_log_probabilities(S, self.scales)  # once, for the axes and the storage
+        ranges = merge_ranges([axis_ranges(Z, w)])
+        self.axes = make_axes(ranges, axis_histograms(Z, w, ranges))
+        block = PairBlock.build(Z, index, w, fold, n_folds, self.axes)
         self.__dict__.update(vars(block))
         finish_axes(self.axes, *block.bin_sums())
         self.n = S.shape[0]

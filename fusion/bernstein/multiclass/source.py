@@ -10,7 +10,7 @@ import numpy as np
 
 from ..basis import bernstein_basis
 from ..structure import Layout, Structure
-from .model import shared_proba_normalized
+from .model import MemberTerms, shared_proba_terms
 from .multinomial import Tables, block_losses, block_stats
 from .pairs import MemberAxis, PairBlock, PairData, trains_on
 from .toplabel import Sample, sample_rows
@@ -103,12 +103,9 @@ def block_heldout_sample(block: PairBlock, requests, layout: Layout, axes) -> Sa
     parts = []
     for key, x in requests:
         c, coefs, bias = model_parts(x, layout)
+        terms = [MemberTerms(axis.lookup, coefs[m], c[m]) for m, axis in enumerate(axes)]
         for Z, _, idx, w in block.blocks(key):
-            Zr = np.moveaxis(np.asarray(Z, dtype=np.float64), 0, 1)  # (r, M, C)
-            U = np.empty_like(Zr)
-            for m, axis in enumerate(axes):
-                U[:, m] = axis.normalize(Zr[:, m])
-            P = shared_proba_normalized(Zr, U, c, coefs, bias)
+            P = shared_proba_terms(list(Z), terms, bias)
             parts.append(sample_rows(P, idx, w, np.full(idx.shape[0], key)))
     return Sample.concatenate(parts) if parts else None
 

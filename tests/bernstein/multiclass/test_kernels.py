@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from fusion.bernstein.basis import evaluate
 from fusion.bernstein.multiclass import kernels
-from fusion.bernstein.multiclass.pairs import HIST_BINS
+from fusion.bernstein.multiclass.model import MemberTerms
+from fusion.bernstein.multiclass.pairs import HIST_BINS, histogram
+from fusion.ecdf import KnotLookup
 
 
 def _block(dtype, seed=0, M=3, R=40, C=7, nb=(5, 9, 4)):
@@ -87,23 +90,31 @@ def test_weighted_histogram_is_numpys_in_double_precision(dtype):
     z = np.maximum(raw, dtype(-15.0))  # a floor: positions move, weights keep the raw value
     w = rng.uniform(0.5, 2.0, 200)
     lo, hi = float(z.min()), float(z.max())
-    out = np.zeros(HIST_BINS)
-    kernels.weighted_histogram(z, raw, w, lo, HIST_BINS / (hi - lo), out)
+    out = histogram(z, w, lo, hi, raw)
     k = np.clip((z.astype(float) - lo) * (HIST_BINS / (hi - lo)), 0, HIST_BINS - 1)
-    weights = np.exp(raw.astype(float)) * w[:, None]
+    weights = np.exp(raw.astype(float)) * w[:, None]  # float32's exp in double precision
     ref = np.bincount(k.astype(np.int64).ravel(), weights=weights.ravel(), minlength=HIST_BINS)
     np.testing.assert_allclose(out, ref, rtol=1e-14, atol=1e-300)
+
+
+def _bins(z, w, cuts):
+    bins = np.empty(z.shape, dtype=np.int16)
+    counts, sums = np.zeros(cuts.shape[0] + 1), np.zeros(cuts.shape[0] + 1)
+    kernels.bin_pairs(z, w, cuts, *kernels.bin_lookup(cuts), bins, counts, sums)
+    return bins, counts, sums
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_bins_are_numpys_searchsorted_and_their_sums_its_bincounts(dtype):
     rng = np.random.default_rng(4)
     z = rng.normal(-8, 5, size=(100, 20)).astype(dtype)
-    cuts = np.unique(np.r_[rng.normal(-8, 5, 30), z[3, :4].astype(float)])  # values on cuts
+    # cuts spread out and in a tight cluster (many in one cell of the lookup's grid), values
+    # on cuts, below the first and above the last
+    cuts = np.unique(np.r_[rng.normal(-8, 5, 30), -3.0 + 1e-9 * np.arange(40),
+                           z[3, :4].astype(float)])  # fmt: skip
+    z[5, :3] = np.array([cuts[0] - 1.0, cuts[-1] + 1.0, -3.0 + 1e-9 * 17]).astype(dtype)
     w = rng.uniform(0.5, 2.0, 100)
-    bins = np.empty(z.shape, dtype=np.int16)
-    counts, sums = np.zeros(cuts.shape[0] + 1), np.zeros(cuts.shape[0] + 1)
-    kernels.bin_pairs(z, w, cuts, bins, counts, sums)
+    bins, counts, sums = _bins(z, w, cuts)
     ref = np.searchsorted(cuts, z, side="right")
     np.testing.assert_array_equal(bins, ref)
     wz = np.broadcast_to(w[:, None], z.shape).ravel()
@@ -111,3 +122,34 @@ def test_bins_are_numpys_searchsorted_and_their_sums_its_bincounts(dtype):
     np.testing.assert_allclose(
         sums, np.bincount(ref.ravel(), weights=(z * w[:, None]).ravel(), minlength=sums.size)
     )
+
+
+NEXT = np.nextafter(0.5, 1.0)
+
+
+@pytest.mark.parametrize("cuts", [np.zeros(0), np.array([0.5]), np.array([0.5, NEXT])])
+def test_bins_with_no_cut_one_cut_or_two_adjacent_doubles(cuts):
+    z = np.array([[-1.0, 0.5, NEXT, 2.0]])
+    bins, _, _ = _bins(z, np.ones(1), cuts)
+    np.testing.assert_array_equal(bins, np.searchsorted(cuts, z, side="right"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_member_terms_are_the_lookup_and_the_basis(dtype):
+    # the compiled c z + g(F(z)) against KnotLookup and basis.evaluate, at points below,
+    # on, between and above the knots, and where F is tiny (powers that would go subnormal)
+    rng = np.random.default_rng(5)
+    knots = np.sort(rng.normal(-10, 6, 300))
+    values = np.r_[1e-290, np.sort(rng.uniform(1e-12, 1 - 1e-9, 298)), 1 - 1e-12]
+    lookup = KnotLookup(knots, np.sort(values))
+    coef = np.r_[0.0, np.cumsum(rng.uniform(0, 1, 12))]
+    z = rng.normal(-10, 8, size=(60, 40))
+    z[0, :5] = [knots[0] - 5, knots[0], knots[17], knots[-1], knots[-1] + 5]
+    z = z.astype(dtype)
+    term = MemberTerms(lookup, coef, 0.7)
+    assert term.compiled is not None
+    eta = np.full(z.shape, 0.25)
+    term.add(eta, z)
+    zz = z.astype(np.float64)
+    ref = 0.25 + 0.7 * zz + evaluate(coef, lookup(zz.ravel()).reshape(-1, 1)).reshape(z.shape)
+    np.testing.assert_allclose(eta, ref, rtol=1e-14, atol=1e-14)
