@@ -243,6 +243,9 @@ HESSIAN_PAIRS = 1 << 16
 #: Along a cross-validation path a fold stops after a full step that predicted at most this
 #: decrease of its mean loss.
 CV_STOP = 1e-5
+#: Along a cross-validation path a fold still running after this many steps with the shared
+#: curvature takes steps with its own exact one.
+CV_EXACT_AFTER = 12
 
 
 @dataclass
@@ -296,7 +299,8 @@ def cv_path(
         share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * C))  # weights: mean 1
         H = source.curvature(centre, share)
         solve(source, layout, problems, osqp_settings, ridge, hessian=H, stop=CV_STOP,
-              refresh=lambda x, share=share: source.curvature(x, share))  # fmt: skip
+              refresh=lambda x, share=share: source.curvature(x, share),
+              exact_after=CV_EXACT_AFTER)  # fmt: skip
         held.append(source.heldout_losses([(pb.key, pb.x) for pb in problems]))
         sols.append([pb.x.copy() for pb in problems])
         done.append((float(lam), float(tau)))

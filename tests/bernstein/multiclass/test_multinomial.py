@@ -193,6 +193,45 @@ def test_a_shared_hessian_reaches_the_same_optimum_for_every_fold():
         np.testing.assert_allclose(b.x, a.x, atol=1e-3)
 
 
+@pytest.mark.parametrize("exact_after", [None, 1])
+def test_folds_on_a_refreshed_shared_hessian_reach_the_exact_optimum(exact_after):
+    # many classes with biases: the shared steps leave out the biases' coupling to (c,
+    # theta); with exact_after a fold still running takes its own exact steps from then on
+    data = _data(n=150, C=DENSE_BIASES + 6, seed=6, folds=True)
+    K = 4
+    layout = shared_layout(2, K)
+    source = MemorySource(data, layout, K)
+    x0 = np.r_[0.5, 0.5, np.zeros(2 * (K + 1))]
+
+    def problems():
+        return [
+            Problem(key=f, x=x0.copy(), lam=1e-3, total=source.total(f), tau=1e-2) for f in range(3)
+        ]
+
+    exact = problems()
+    newton(source, layout, exact, SETTINGS, 1e-3)
+    own = []
+    stats = source.stats
+
+    def counted(requests, hessian, gradient=True):
+        own.extend(key for key, _ in requests if hessian)
+        return stats(requests, hessian, gradient)
+
+    source.stats = counted
+    shared = problems()
+    xb = np.r_[x0, np.zeros(data.C)]
+    newton(source, layout, shared, SETTINGS, 1e-3, hessian=source.curvature(xb, 1.0),
+           refresh=lambda x: source.curvature(x, 1.0), exact_after=exact_after,
+           max_iter=500)  # fmt: skip
+    for a, b in zip(exact, shared, strict=True):
+        assert b.f == pytest.approx(a.f, abs=1e-8)
+        np.testing.assert_allclose(b.x, a.x, atol=1e-3)
+    # own exact passes only after exact_after shared steps, and only then
+    assert (len(own) > 0) == (exact_after is not None)
+    if exact_after is not None:
+        assert all(pb.n_iter > exact_after for pb in shared if pb.key in own)
+
+
 @pytest.mark.parametrize("C", [5, 300])  # both ways of summing the rows' features
 def test_pairs_of_negligible_probability_leave_the_hessian_unchanged(C, monkeypatch):
     import fusion.bernstein.multiclass.multinomial as mn
