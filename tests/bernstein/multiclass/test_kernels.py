@@ -13,6 +13,7 @@ from fusion.bernstein.basis import evaluate
 from fusion.bernstein.multiclass import kernels
 from fusion.bernstein.multiclass.model import MemberTerms
 from fusion.bernstein.multiclass.pairs import HIST_BINS, histogram
+from fusion.bernstein.scale import LOG_TINY
 from fusion.ecdf import KnotLookup
 
 
@@ -153,3 +154,15 @@ def test_member_terms_are_the_lookup_and_the_basis(dtype):
     zz = z.astype(np.float64)
     ref = 0.25 + 0.7 * zz + evaluate(coef, lookup(zz.ravel()).reshape(-1, 1)).reshape(z.shape)
     np.testing.assert_allclose(eta, ref, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_probability_of_zero_keeps_its_bin_with_a_normal_weight(dtype):
+    # log-probabilities at LOG_TINY (a probability of 0; float32 rounds it below): their
+    # bin stays occupied, with a weight that is a normal double (never a subnormal)
+    raw = np.array([[LOG_TINY, -2.0, -0.2], [LOG_TINY, -1.0, -0.5]], dtype=dtype)
+    z = np.maximum(raw, dtype(-6.0))
+    out = histogram(z, np.ones(2), -6.0, 0.0, raw)
+    assert out[0] > 0 and out[0] >= np.finfo(np.float64).tiny
+    assert out[0] < 1e-300
+    np.testing.assert_allclose(out.sum(), np.exp(raw[raw > -100].astype(float)).sum())
