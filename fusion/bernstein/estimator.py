@@ -593,7 +593,7 @@ class BernsteinFusion(FusionEstimator):
         kept = w > 0
         folds = np.full(S.shape[0], -1, dtype=np.int64)
         scales = member_scales(S[kept], self.base)
-        folds[kept] = plan.folds.pairs(S[kept], index[kept], scales, plan.sample)
+        folds[kept] = plan.folds.pair_folds(S[kept], index[kept], scales, plan.sample)[0]
         held_per_class = self._fit_per_class(S, classes, index, sample_weight, folds)
         scores, per_class = compare(held_shared, held_per_class, w)
         if per_class:  # the per-class model, fitted on this estimator
@@ -621,8 +621,6 @@ class BernsteinFusion(FusionEstimator):
                 "multi-class dask input is fitted by the class-shared model only: pass "
                 "multiclass='auto' or 'shared' and a base (not None), or fit in memory."
             )
-        if not (isinstance(self.cv, Integral) and not isinstance(self.cv, bool)):
-            raise ValueError("a dask fit assigns its folds by content: pass an int cv.")
         if self.n_bootstrap:
             raise ValueError("n_bootstrap > 0 is not supported for dask input.")
 
