@@ -157,22 +157,32 @@ def content_keys(content: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
 
 def deal_folds(keys: np.ndarray, y: np.ndarray, n_folds: int) -> np.ndarray:
     """The folds of rows in memory from their content keys (:func:`content_keys`): the
-    distinct keys of each class, in increasing order, dealt to the folds in turn, the next
-    class continuing where the previous one stopped.
+    distinct keys of each class, in increasing order, dealt to the folds in turn, each class
+    continuing where the previous one stopped (the classes in the order of their smallest
+    key, so that renaming the classes changes nothing when the keys do not name them).
 
     The keys are a seeded hash, so their order is a shuffle that needs no generator. Every
     class's distinct rows spread over the folds within one of each other, and so do all
     distinct rows (stratified folds, also on small samples); equal rows share a fold (a
     repeated row is a doubled weight), and permuting the rows permutes their folds.
     """
+    if keys.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
     _, cls = np.unique(y, return_inverse=True)
     cls = cls.reshape(-1)
     order = np.lexsort((keys, cls))
     k, c = keys[order], cls[order]
     new = np.ones(k.shape[0], dtype=bool)
     new[1:] = (k[1:] != k[:-1]) | (c[1:] != c[:-1])
+    first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])  # every class's smallest key
+    distinct = np.add.reduceat(new.astype(np.int64), first)
+    offset = np.empty(first.shape[0], dtype=np.int64)
+    by_key = np.argsort(k[first], kind="stable")
+    offset[by_key] = np.cumsum(distinct[by_key]) - distinct[by_key]
+    rank = np.cumsum(new) - 1  # among all distinct rows, class after class
+    within = rank - rank[first][c]  # the classes are 0, 1, ... in sorted order
     fold = np.empty(k.shape[0], dtype=np.int64)
-    fold[order] = (np.cumsum(new) - 1) % n_folds
+    fold[order] = (within + offset[c]) % n_folds
     return fold
 
 

@@ -173,10 +173,14 @@ class BernsteinFusion(FusionEstimator):
         model ``0 <= f <= 1`` holds on the whole cube through two linear constraints on the
         corner coefficients (proof in :func:`fusion.bernstein.binary.qp.structure_constraints`).
     cv : int, cross-validation splitter or iterable of (train, test), default=5
-        Splits of the cross-validation. An int gives that many folds, stratified, assigned
-        by each row's content (its normalized scores and label) so that they depend neither
-        on the order of the rows nor, for a fit on cells (``bins``), on their chunking (a
-        dask fit then equals the in-memory fit); seeded by ``random_state``. A splitter
+        Splits of the cross-validation. An int gives that many folds assigned by a seeded
+        hash of each row's content (its normalized scores and label; for multi-class
+        scores their log-probabilities and the class), so that they do not depend on the
+        order of the rows and equal rows share a fold; seeded by ``random_state``. In
+        memory the rows of each class are dealt to the folds in the order of their hash
+        (stratified); on dask a row's fold is its hash modulo ``cv``, whatever the
+        chunking, and :class:`~fusion.HashFolds` ``(cv, random_state=random_state)`` gives
+        an in-memory fit those folds (it then equals the dask fit). A splitter
         (``StratifiedKFold(...)``) or a list of ``(train, test)`` index arrays into the rows
         of ``S`` is used as given (a fit on cells needs test sets that partition the rows).
     bins : int >= 2, None or "auto", default="auto"

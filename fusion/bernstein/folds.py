@@ -47,7 +47,7 @@ _BLOCK_PAIRS = 1 << 15
 
 
 #: Log-probabilities below this count as equal, and the others are rounded to multiples of
-#: :data:`FOLD_GRID`, in the content that decides a row's fold (:func:`row_folds`).
+#: :data:`FOLD_GRID`, in the content key of a multi-class row (:func:`pair_keys`).
 FOLD_FLOOR = -30.0
 FOLD_GRID = 1.0 / 64.0
 
