@@ -38,7 +38,7 @@ from .._cv import (
 from ..ecdf.sketch import GOLDEN, mix64
 from .scale import log_probabilities
 
-__all__ = ["pair_keys", "in_sample", "OUTSIDE", "Folds", "FoldRule"]
+__all__ = ["pair_keys", "in_sample", "by_content", "OUTSIDE", "Folds", "FoldRule"]
 
 #: The fold of a row outside the cross-validation's sample (trained on by the final fit only).
 OUTSIDE = -2
@@ -118,6 +118,11 @@ class Folds:
         return min(train.shape[0] for train, _ in self.splits)
 
 
+def by_content(cv) -> bool:
+    """Whether ``cv`` assigns the folds by content: an int or a ``HashFolds``."""
+    return isinstance(cv, HashFolds) or (isinstance(cv, Integral) and not isinstance(cv, bool))
+
+
 @dataclass(frozen=True, eq=False)
 class FoldRule:
     """How one fit deals its folds: ``cv`` and ``random_state`` of the estimator, the seed
@@ -137,10 +142,8 @@ class FoldRule:
 
     @property
     def is_int(self) -> bool:
-        """Whether the folds are assigned by content (an int ``cv`` or a ``HashFolds``)."""
-        return isinstance(self.cv, HashFolds) or (
-            isinstance(self.cv, Integral) and not isinstance(self.cv, bool)
-        )
+        """Whether the folds are assigned by content (:func:`by_content`)."""
+        return by_content(self.cv)
 
     @property
     def n_folds(self) -> int:
