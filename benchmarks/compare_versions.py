@@ -96,8 +96,12 @@ def main(argv=None) -> int:
     p.add_argument("--metrics", nargs="+", default=None)
     args = p.parse_args(argv)
     old, new = pd.read_csv(args.old), pd.read_csv(args.new)
-    old = old[old.get("status", "ok") == "ok"] if "status" in old else old
-    new = new[new.get("status", "ok") == "ok"] if "status" in new else new
+    old = old[old["status"] == "ok"] if "status" in old else old
+    new = new[new["status"] == "ok"] if "status" in new else new
+    # only the (cell, seed) pairs both runs hold: a partial run compares on what it has
+    common = [*_cell_columns(old), "seed"]
+    both = old[common].drop_duplicates().merge(new[common].drop_duplicates(), on=common)
+    old, new = old.merge(both, on=common), new.merge(both, on=common)
     metrics = args.metrics or (
         ["brier", "log_loss", "ece"] if "ece" in old.columns else ["log_loss", "top_label_ece"]
     )

@@ -197,10 +197,11 @@ class HashFolds:
     """Cross-validation folds from every row's content alone: the fold of a row is its
     seeded content key (:func:`content_keys`) modulo ``n_splits``.
 
-    These are the folds a dask fit of a Bernstein model deals for an int ``cv``: they do
-    not depend on the chunking, but unlike an int ``cv`` in memory they are not stratified.
-    Pass ``cv=HashFolds(k, random_state=r)`` to an in-memory fit to see the folds of a dask
-    fit with ``cv=k`` and ``random_state=r``. Inside a fusion estimator the content of a row
+    These are the folds a dask fit of a Bernstein model deals for an int ``cv`` (and a
+    multi-class fit in memory): they do not depend on the chunking, but unlike an int
+    ``cv`` on binary rows in memory they are not stratified. Pass
+    ``cv=HashFolds(k, random_state=r)`` to an in-memory fit to see the folds of a dask fit
+    with ``cv=k`` and ``random_state=r``. Inside a fusion estimator the content of a row
     is what an int ``cv`` hashes (its normalized scores; for multi-class scores their
     log-probabilities); :meth:`split` hashes the rows of ``X`` as given.
 

@@ -176,11 +176,12 @@ class BernsteinFusion(FusionEstimator):
         Splits of the cross-validation. An int gives that many folds assigned by a seeded
         hash of each row's content (its normalized scores and label; for multi-class
         scores their log-probabilities and the class), so that they do not depend on the
-        order of the rows and equal rows share a fold; seeded by ``random_state``. In
-        memory the rows of each class are dealt to the folds in the order of their hash
-        (stratified); on dask a row's fold is its hash modulo ``cv``, whatever the
-        chunking, and :class:`~fusion.HashFolds` ``(cv, random_state=random_state)`` gives
-        an in-memory fit those folds (it then equals the dask fit). A splitter
+        order of the rows and equal rows share a fold; seeded by ``random_state``. Binary
+        rows in memory are dealt to the folds per class in the order of their hash
+        (stratified); on dask, and for multi-class scores, a row's fold is its hash modulo
+        ``cv``, whatever the chunking; :class:`~fusion.HashFolds`
+        ``(cv, random_state=random_state)`` gives a binary in-memory fit those folds (it
+        then equals the dask fit). A splitter
         (``StratifiedKFold(...)``) or a list of ``(train, test)`` index arrays into the rows
         of ``S`` is used as given (a fit on cells needs test sets that partition the rows).
     bins : int >= 2, None or "auto", default="auto"

@@ -10,9 +10,8 @@ cross-validation are every row's content key modulo the folds (:meth:`fusion.ber
 folds.FoldRule.pairs`), whatever the chunking. The fit itself (:func:`fusion.bernstein.
 multiclass.shared.fit_source`) runs on the client against :class:`DaskSource`,
 whose every call is one pass over the blocks returning the problems' losses, gradients and
-Hessians (a few kB per block). So a dask fit follows the in-memory fit on the same folds
-(``cv=HashFolds(k)``; an int ``cv`` in memory deals the keys per class) step for step; only
-the order of floating-point additions differs.
+Hessians (a few kB per block). So a dask fit follows the in-memory fit (the same folds) step
+for step; only the order of floating-point additions differs.
 """
 
 from __future__ import annotations
