@@ -206,7 +206,12 @@ def compare(a_path: str, b_path: str) -> int:
             bad += 1
             continue
         same = np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f")
-        diff = "identical" if same else f"differs: max {np.max(np.abs(a[k] - b[k])):.3g}"
+        if same:
+            diff = "identical"
+        elif a[k].shape != b[k].shape:  # a state with other cross-validation scores
+            diff = f"differs: shape {a[k].shape} -> {b[k].shape}"
+        else:
+            diff = f"differs: max {np.max(np.abs(a[k] - b[k])):.3g}"
         print(f"{k:16s} {diff}")
         bad += not same
     print("all bit-identical" if not bad else f"{bad} differ")

@@ -12,6 +12,7 @@ import types
 
 from . import metrics
 from ._base import FusionEstimator
+from ._cv import HashFolds
 from ._registry import METHODS, fit
 from ._solver import SolverError, SolverWarning
 from ._version import __version__
@@ -49,6 +50,7 @@ __all__ = [
     "ECDFNormalizer",
     "ConstantColumnError",
     "FusionEstimator",
+    "HashFolds",
     "SolverError",
     "SolverWarning",
     "PersistenceError",

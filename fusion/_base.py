@@ -526,8 +526,8 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
 
     def _cv_splits(self, U: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(train, test) pairs over the rows being fitted (normalized scores ``U``, labels
-        ``y``), from ``cv`` and ``random_state``; an int ``cv`` assigns folds by row content
-        (see :func:`fusion._cv.content_folds`)."""
+        ``y``), from ``cv`` and ``random_state``; an int ``cv`` deals the rows to folds by
+        their content, per class (see :func:`fusion._cv.content_folds`)."""
         return cv_splits(
             getattr(self, "cv", 5),
             y,

@@ -1,5 +1,6 @@
-"""Cross-validation shared by every estimator: splits from ``cv`` (an int assigns folds by each
-row's content), the fold of every row, the one-standard-error rule with its paired
+"""Cross-validation shared by every estimator: the one fold rule (every row's seeded content
+key, dealt per class in memory: :func:`content_folds`; the key alone: :class:`HashFolds`),
+splits from ``cv``, the fold of every row, the one-standard-error rule with its paired
 standard error, and whether a choice at the edge of a grid deserves a warning."""
 
 from __future__ import annotations
@@ -7,10 +8,19 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.utils import check_random_state
+
+from ._chunks import by_rows
+from .ecdf.sketch import GOLDEN, mix64
 
 __all__ = [
     "cv_splits",
+    "fold_seed",
+    "content_keys",
+    "deal_folds",
     "content_folds",
+    "HashFolds",
+    "splits_from_folds",
     "fold_ids",
     "paired_se",
     "one_se_pick",
@@ -33,16 +43,18 @@ def cv_splits(
     Parameters
     ----------
     cv : int, scikit-learn splitter, or iterable of (train, test) index arrays
-        An int is a shuffled stratified K-fold (a shuffled plain K-fold when a class has
-        fewer than ``cv`` rows) seeded by ``random_state``. Shuffled rather than systematic
-        folds on purpose: dealing rows sorted by score to the folds in turn made held-out
-        Brier scores favour the largest model in RPR's simulations, with worse L2 error.
-        A splitter's ``split(X, y)`` is called with a placeholder ``X``. Index pairs refer
+        An int with ``keys`` deals the rows to folds by content (:func:`content_folds`);
+        without ``keys`` it is a shuffled stratified K-fold (a shuffled plain K-fold when
+        a class has fewer than ``cv`` rows) seeded by ``random_state``. Shuffled rather
+        than systematic folds on purpose: dealing rows sorted by score to the folds in
+        turn made held-out Brier scores favour the largest model in RPR's simulations,
+        with worse L2 error. A :class:`HashFolds` with ``keys`` hashes them. Another
+        splitter's ``split(X, y)`` is called with a placeholder ``X``. Index pairs refer
         to the rows the user passed to ``fit``.
     y : ndarray
-        Labels of the rows used for fitting (0/1).
+        Labels of the rows used for fitting.
     random_state : int, RandomState or None
-        Seeds the shuffle of an int ``cv``.
+        Seeds the folds of an int ``cv`` (:func:`fold_seed`).
     kept : ndarray of bool, optional
         Which of the user's rows are fitted (rows of zero weight are dropped before
         fitting); user-given index pairs are mapped onto the kept rows.
@@ -67,8 +79,7 @@ def cv_splits(
         if n < n_folds:
             raise ValueError(f"cv={n_folds} folds need at least {n_folds} rows, got {n}.")
         if keys is not None:
-            fold = content_folds(keys, y, n_folds, random_state)
-            return _splits_from_folds(fold, n_folds)
+            return splits_from_folds(content_folds(keys, y, n_folds, random_state), n_folds)
         counts = np.bincount(y.astype(int), minlength=2)
         splitter = (
             StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
@@ -76,6 +87,10 @@ def cv_splits(
             else KFold(n_folds, shuffle=True, random_state=random_state)
         )
         splits = list(splitter.split(np.zeros((n, 1)), y))
+    elif isinstance(cv, HashFolds) and keys is not None:
+        if n < cv.n_splits:
+            raise ValueError(f"cv={cv!r} needs at least {cv.n_splits} rows, got {n}.")
+        return splits_from_folds(cv.folds(keys, y), cv.n_splits)
     elif hasattr(cv, "split") and not isinstance(cv, (str, bytes)):
         n_user = n if kept is None else kept.shape[0]
         if kept is None or kept.all():
@@ -111,41 +126,127 @@ def cv_splits(
     return splits
 
 
-def content_folds(keys: np.ndarray, y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
-    """Fold of every row, decided by the row's content and label, stratified by label.
+def fold_seed(random_state) -> int:
+    """The one int seed of every content-assigned fold from ``random_state`` (an int is used
+    as is; a RandomState or None draws one, so a fit draws it once)."""
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(2**31))
 
-    The distinct ``(keys, y)`` rows are put in a canonical (lexicographic) order, shuffled
-    within each class by a generator seeded from ``random_state``, and dealt to the folds in
-    turn (the second class continuing where the first stopped); every row takes its distinct
-    row's fold. Equal rows therefore always share a fold (repeating a row is the same as
-    doubling its weight, as scikit-learn's weight semantics require), and permuting the rows
-    permutes the folds with them.
+
+def content_keys(content: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
+    """A seeded 64-bit hash (``uint64``) of every row's content and label.
+
+    The key of a row depends on nothing but the row and ``seed``: not on the order or the
+    chunking of the rows, so equal rows share it and a dask block computes the keys of its
+    rows as a fit in memory does. ``-0.0`` counts as ``0.0``.
     """
-    content = np.column_stack([np.asarray(keys, dtype=float).reshape(y.shape[0], -1), y])
-    _, distinct = np.unique(content, axis=0, return_inverse=True)
-    distinct = distinct.reshape(-1)
-    rng = _generator(random_state)
-    fold_of_distinct = np.empty(int(distinct.max()) + 1, dtype=np.int64)
-    start = 0
-    for c in np.unique(y):
-        ids = np.unique(distinct[y == c])
-        order = rng.permutation(ids.shape[0])
-        fold_of_distinct[ids[order]] = (start + np.arange(ids.shape[0])) % n_folds
-        start = (start + ids.shape[0]) % n_folds
-    return fold_of_distinct[distinct]
+    content = np.asarray(content, dtype=np.float64).reshape(np.shape(y)[0], -1)
+
+    def keys(content, y):
+        with np.errstate(over="ignore"):
+            h = np.full(content.shape[0], np.uint64(seed) * GOLDEN + GOLDEN, dtype=np.uint64)
+            for col in (*content.T, y):
+                col = np.ascontiguousarray(col, dtype=np.float64) + 0.0  # -0.0 -> 0.0
+                h ^= col.view(np.uint64)
+                h = mix64(h + GOLDEN)
+        return h
+
+    return by_rows(keys, content, np.asarray(y))
 
 
-def _generator(random_state) -> np.random.Generator:
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(2**32, dtype=np.uint64))
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    raise ValueError(f"random_state must be None, an int or a RandomState, got {random_state!r}.")
+def deal_folds(keys: np.ndarray, y: np.ndarray, n_folds: int) -> np.ndarray:
+    """The folds of rows in memory from their content keys (:func:`content_keys`): the
+    distinct keys of each class, in increasing order, dealt to the folds in turn, each class
+    continuing where the previous one stopped (the classes in the order of their smallest
+    key, so that renaming the classes changes nothing when the keys do not name them).
+
+    The keys are a seeded hash, so their order is a shuffle that needs no generator. Every
+    class's distinct rows spread over the folds within one of each other, and so do all
+    distinct rows (stratified folds, also on small samples); equal rows share a fold (a
+    repeated row is a doubled weight), and permuting the rows permutes their folds.
+    """
+    if keys.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, cls = np.unique(y, return_inverse=True)
+    cls = cls.reshape(-1)
+    order = np.lexsort((keys, cls))
+    k, c = keys[order], cls[order]
+    new = np.ones(k.shape[0], dtype=bool)
+    new[1:] = (k[1:] != k[:-1]) | (c[1:] != c[:-1])
+    first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])  # every class's smallest key
+    distinct = np.add.reduceat(new.astype(np.int64), first)
+    offset = np.empty(first.shape[0], dtype=np.int64)
+    by_key = np.argsort(k[first], kind="stable")
+    offset[by_key] = np.cumsum(distinct[by_key]) - distinct[by_key]
+    rank = np.cumsum(new) - 1  # among all distinct rows, class after class
+    within = rank - rank[first][c]  # the classes are 0, 1, ... in sorted order
+    fold = np.empty(k.shape[0], dtype=np.int64)
+    fold[order] = (within + offset[c]) % n_folds
+    return fold
 
 
-def _splits_from_folds(fold: np.ndarray, n_folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def content_folds(content: np.ndarray, y: np.ndarray, n_folds: int, random_state) -> np.ndarray:
+    """Fold of every row in memory, decided by the row's content and label and stratified by
+    label: :func:`deal_folds` of the :func:`content_keys` seeded by
+    :func:`fold_seed` of ``random_state`` (the folds of an int ``cv``)."""
+    return deal_folds(content_keys(content, y, fold_seed(random_state)), y, n_folds)
+
+
+class HashFolds:
+    """Cross-validation folds from every row's content alone: the fold of a row is its
+    seeded content key (:func:`content_keys`) modulo ``n_splits``.
+
+    These are the folds a dask fit of a Bernstein model deals for an int ``cv`` (and a
+    multi-class fit in memory): they do not depend on the chunking, but unlike an int
+    ``cv`` on binary rows in memory they are not stratified. Pass
+    ``cv=HashFolds(k, random_state=r)`` to an in-memory fit to see the folds of a dask fit
+    with ``cv=k`` and ``random_state=r``. Inside a fusion estimator the content of a row
+    is what an int ``cv`` hashes (its normalized scores; for multi-class scores their
+    log-probabilities); :meth:`split` hashes the rows of ``X`` as given.
+
+    Parameters
+    ----------
+    n_splits : int >= 2, default=5
+        Number of folds.
+    random_state : int, RandomState or None, default=0
+        Seeds the hash (:func:`fold_seed`).
+    """
+
+    def __init__(self, n_splits: int = 5, random_state=0):
+        if not isinstance(n_splits, numbers.Integral) or isinstance(n_splits, bool):
+            raise ValueError(f"n_splits must be an int, got {n_splits!r}.")
+        if n_splits < 2:
+            raise ValueError(f"n_splits must be at least 2, got {n_splits}.")
+        self.n_splits = int(n_splits)
+        self.random_state = random_state
+
+    def __repr__(self) -> str:
+        return f"HashFolds(n_splits={self.n_splits}, random_state={self.random_state!r})"
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        """The number of folds."""
+        return self.n_splits
+
+    def folds(self, content: np.ndarray, y: np.ndarray, seed: int | None = None) -> np.ndarray:
+        """Fold of every row with ``content`` and label ``y`` (``seed``: the one drawn from
+        ``random_state``; None: draw it now)."""
+        seed = fold_seed(self.random_state) if seed is None else seed
+        return (content_keys(content, y, seed) % np.uint64(self.n_splits)).astype(np.int64)
+
+    def split(self, X, y=None, groups=None):
+        """``(train, test)`` index arrays of every fold of the rows of ``X`` (and ``y``)."""
+        X = np.asarray(X)
+        y = np.zeros(X.shape[0]) if y is None else np.asarray(y)
+        fold = self.folds(X.reshape(X.shape[0], -1), y)
+        idx = np.arange(X.shape[0])
+        for f in range(self.n_splits):
+            yield idx[fold != f], idx[fold == f]
+
+
+def splits_from_folds(fold: np.ndarray, n_folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(train, test)`` pairs of a fold assignment (every fold tested once, trained on the
+    others); folds with an empty side are dropped."""
     idx = np.arange(fold.shape[0])
     splits = [(idx[fold != f], idx[fold == f]) for f in range(n_folds)]
     splits = [(tr, te) for tr, te in splits if tr.size and te.size]

@@ -3,8 +3,8 @@
 import numpy as np
 
 from fusion._chunks import by_rows
+from fusion._cv import content_keys
 from fusion.bernstein.binary.cells import cell_index
-from fusion.bernstein.folds import hash_folds
 from fusion.ecdf.sketch import _hash_block
 
 
@@ -20,7 +20,7 @@ def test_by_rows_equals_one_pass_for_the_fits_elementwise_steps():
         idx, by_rows(lambda u, z: cell_index(u, z, edges)[0], U, Z, size=1000)
     )
     np.testing.assert_array_equal(
-        hash_folds(U, y, 5, 3), by_rows(lambda u, t: hash_folds(u, t, 5, 3), U, y, size=1000)
+        content_keys(U, y, 3), by_rows(lambda u, t: content_keys(u, t, 3), U, y, size=1000)
     )
     x = rng.standard_t(2, size=n)
     np.testing.assert_array_equal(_hash_block(x), by_rows(_hash_block, x, size=1000))

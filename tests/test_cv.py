@@ -7,8 +7,11 @@ from hypothesis import strategies as st
 from sklearn.model_selection import KFold, ShuffleSplit
 
 from fusion._cv import (
+    HashFolds,
     content_folds,
+    content_keys,
     cv_splits,
+    deal_folds,
     edge_matters,
     fold_ids,
     one_se_index,
@@ -42,6 +45,29 @@ def test_content_folds_are_stratified_order_free_and_keep_equal_rows_together(n,
         for c in (0.0, 1.0):
             counts = np.bincount(fold[y == c], minlength=k)
             assert counts.max() - counts.min() <= 1
+
+
+def test_dealt_folds_do_not_depend_on_the_names_of_the_classes():
+    rng = np.random.default_rng(2)
+    keys = rng.integers(0, 2**63, size=50, dtype=np.int64).astype(np.uint64)
+    y = rng.integers(0, 4, 50)
+    fold = deal_folds(keys, y, 3)
+    np.testing.assert_array_equal(deal_folds(keys, np.array([2, 0, 3, 1])[y], 3), fold)
+    assert np.ptp(np.bincount(fold, minlength=3)) <= 1  # all rows spread evenly too
+
+
+def test_hash_folds_are_the_content_key_modulo_the_folds():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 2))
+    y = rng.integers(0, 2, 300).astype(float)
+    splits = list(HashFolds(4, random_state=5).split(X, y))
+    fold = (content_keys(X, y, 5) % np.uint64(4)).astype(int)
+    for f, (train, test) in enumerate(splits):
+        np.testing.assert_array_equal(test, np.flatnonzero(fold == f))
+        np.testing.assert_array_equal(train, np.flatnonzero(fold != f))
+    # inside a fusion estimator the content is the given keys
+    by_cv = cv_splits(HashFolds(4, random_state=5), y, 0, keys=X)
+    np.testing.assert_array_equal(by_cv[1][1], splits[1][1])
 
 
 def test_repeating_a_row_gives_the_same_folds_as_doubling_its_weight():

@@ -173,10 +173,15 @@ class BernsteinFusion(FusionEstimator):
         model ``0 <= f <= 1`` holds on the whole cube through two linear constraints on the
         corner coefficients (proof in :func:`fusion.bernstein.binary.qp.structure_constraints`).
     cv : int, cross-validation splitter or iterable of (train, test), default=5
-        Splits of the cross-validation. An int gives that many folds, stratified, assigned
-        by each row's content (its normalized scores and label) so that they depend neither
-        on the order of the rows nor, for a fit on cells (``bins``), on their chunking (a
-        dask fit then equals the in-memory fit); seeded by ``random_state``. A splitter
+        Splits of the cross-validation. An int gives that many folds assigned by a seeded
+        hash of each row's content (its normalized scores and label; for multi-class
+        scores their log-probabilities and the class), so that they do not depend on the
+        order of the rows and equal rows share a fold; seeded by ``random_state``. Binary
+        rows in memory are dealt to the folds per class in the order of their hash
+        (stratified); on dask, and for multi-class scores, a row's fold is its hash modulo
+        ``cv``, whatever the chunking; :class:`~fusion.HashFolds`
+        ``(cv, random_state=random_state)`` gives a binary in-memory fit those folds (it
+        then equals the dask fit). A splitter
         (``StratifiedKFold(...)``) or a list of ``(train, test)`` index arrays into the rows
         of ``S`` is used as given (a fit on cells needs test sets that partition the rows).
     bins : int >= 2, None or "auto", default="auto"
@@ -593,7 +598,7 @@ class BernsteinFusion(FusionEstimator):
         kept = w > 0
         folds = np.full(S.shape[0], -1, dtype=np.int64)
         scales = member_scales(S[kept], self.base)
-        folds[kept] = plan.folds.pairs(S[kept], index[kept], scales, plan.sample)
+        folds[kept] = plan.folds.pair_folds(S[kept], index[kept], scales, plan.sample)[0]
         held_per_class = self._fit_per_class(S, classes, index, sample_weight, folds)
         scores, per_class = compare(held_shared, held_per_class, w)
         if per_class:  # the per-class model, fitted on this estimator
@@ -621,8 +626,6 @@ class BernsteinFusion(FusionEstimator):
                 "multi-class dask input is fitted by the class-shared model only: pass "
                 "multiclass='auto' or 'shared' and a base (not None), or fit in memory."
             )
-        if not (isinstance(self.cv, Integral) and not isinstance(self.cv, bool)):
-            raise ValueError("a dask fit assigns its folds by content: pass an int cv.")
         if self.n_bootstrap:
             raise ValueError("n_bootstrap > 0 is not supported for dask input.")
 

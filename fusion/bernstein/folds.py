@@ -1,15 +1,28 @@
 """The folds of every Bernstein model's cross-validation: one :class:`FoldRule` per fit, built
-from ``cv`` and ``random_state``, that deals the folds of rows in memory, of cells, of dask
-blocks and of the (row, class) pairs of multi-class scores, with one seed.
+from ``cv`` and ``random_state``, with one seed (:func:`fusion._cv.fold_seed`).
 
-An int ``cv`` assigns folds by content wherever the data allow it: rows in memory by their
-normalized scores and label (:func:`fusion._cv.content_folds`, stratified), cells by a
-seeded hash of every row's content (:func:`hash_folds`: the same folds in memory and on
-dask), multi-class rows by a hash of their log-probabilities
-(:func:`row_folds`). The rank-only model on dask deals
-every block's rows per class (:meth:`FoldRule.block_folds`). A splitter or a list of
-``(train, test)`` pairs is used as given (fits on cells or pairs need test sets that
-partition the rows).
+An int ``cv`` gives every row a seeded 64-bit content key: binary rows their normalized scores
+and label (:func:`fusion._cv.content_keys`), multi-class rows their rounded log-probabilities
+and class (:func:`pair_keys`). The same rule serves rows, cells, dask blocks and the (row,
+class) pairs of multi-class scores:
+
+- binary rows and cells in memory: the keys are dealt per class
+  (:func:`fusion._cv.deal_folds`), stratified folds also on small samples;
+- on dask (cells, the rank-only model's blocks) and for multi-class rows everywhere: a row's
+  fold is its key modulo the number of folds, which no block's neighbours and no chunking
+  change. An in-memory binary fit given ``cv=HashFolds(k, random_state=r)``
+  (:class:`fusion._cv.HashFolds`) sees the folds of a dask fit with ``cv=k`` and
+  ``random_state=r``; a multi-class fit sees them with an int ``cv``.
+
+Multi-class rows are not dealt per class: folds with every class's exact share in every
+training and test set hide the sampling noise of the class frequencies, which the class
+biases of the class-shared model fit and their ridge (``bias_penalty``) must guard against.
+Measured (issue 27, benchmarks/RESULTS.md "One fold rule"): dealt per class, the ridge chosen
+for a CIFAR-100 ResNet-110 (50 rows per class) fell from 0.01 to 1e-3 on every fold seed
+tried, 0.003 worse in test log-loss, and the synthetic C = 1,000 cell lost 0.0024 in log-loss
+on all three seeds. The multi-class sample (``sample < 1``) is drawn by another part of the
+same key. A splitter or a list of ``(train, test)`` pairs is used as given (fits on cells or
+pairs need test sets that partition the rows).
 """
 
 from __future__ import annotations
@@ -19,14 +32,20 @@ from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from .._chunks import by_rows
-from .._cv import cv_splits, fold_ids
+from .._cv import (
+    HashFolds,
+    content_keys,
+    cv_splits,
+    deal_folds,
+    fold_ids,
+    fold_seed,
+    splits_from_folds,
+)
 from ..ecdf.sketch import GOLDEN, mix64
 from .scale import log_probabilities
 
-__all__ = ["fold_seed", "hash_folds", "row_folds", "OUTSIDE", "Folds", "FoldRule"]
+__all__ = ["pair_keys", "in_sample", "by_content", "OUTSIDE", "Folds", "FoldRule"]
 
 #: The fold of a row outside the cross-validation's sample (trained on by the final fit only).
 OUTSIDE = -2
@@ -34,69 +53,34 @@ OUTSIDE = -2
 _BLOCK_PAIRS = 1 << 15
 
 
-def fold_seed(random_state) -> int:
-    """An int seed for fold assignments from ``random_state`` (an int is used as is)."""
-    rs = random_state
-    return int(rs) if isinstance(rs, Integral) else int(check_random_state(rs).randint(2**31))
-
-
-def hash_folds(U: np.ndarray, y: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
-    """Cross-validation fold of every row from a seeded hash of its normalized scores and
-    label.
-
-    The fold of a row depends on nothing but the row (and ``seed``), not on the order or the
-    chunking of the rows, so a fit on a dask array and one in memory see the same folds, the
-    same cell sums and pick the same penalty. Folds are not stratified exactly, but at the
-    sizes where cells are used (tens of thousands of rows and more) their class proportions
-    differ by sampling noise only. Identical rows share a fold.
-    """
-
-    def folds(U, y):
-        with np.errstate(over="ignore"):
-            h = np.full(U.shape[0], np.uint64(seed) * GOLDEN + GOLDEN, dtype=np.uint64)
-            for col in (*U.T, y):
-                h ^= np.ascontiguousarray(col, dtype=np.float64).view(np.uint64)
-                h = mix64(h + GOLDEN)
-        return (h % np.uint64(n_folds)).astype(np.int64)
-
-    return by_rows(folds, U, y)
-
-
 #: Log-probabilities below this count as equal, and the others are rounded to multiples of
-#: :data:`FOLD_GRID`, in the content that decides a row's fold (:func:`row_folds`).
+#: :data:`FOLD_GRID`, in the content key of a multi-class row (:func:`pair_keys`).
 FOLD_FLOOR = -30.0
 FOLD_GRID = 1.0 / 64.0
 
 
-def row_folds(
-    S: np.ndarray,
-    index: np.ndarray,
-    n_folds: int,
-    seed: int,
-    sample: float = 1.0,
-    scales: Sequence[str] | None = None,
+def pair_keys(
+    S: np.ndarray, index: np.ndarray, seed: int, scales: Sequence[str] | None = None
 ) -> np.ndarray:
-    """Fold of every row from a seeded hash of its content (the scorers' log-probabilities
-    and its class index); with ``sample < 1``, -2 for the rows outside a sample of about
-    that share (drawn by another part of the same hash).
+    """The content key (``uint64``) of every multi-class row: a seeded hash of the scorers'
+    log-probabilities and the row's class index.
 
-    A row's fold depends on nothing but the row and ``seed``: identical rows share a fold
-    (a repeated row is a doubled weight), and neither the order nor the chunking of the rows
-    changes it, so a dask fit sees the folds of the in-memory fit. The content hashed is
-    every score's log-probability (:func:`log_probabilities`, with ``scales``; default
-    probabilities in ``[0, 1]``) clipped at :data:`FOLD_FLOOR` and rounded to
-    :data:`FOLD_GRID`: the same for a network's logits, log-probabilities or probabilities
-    (their log-probabilities differ by rounding errors, far below the grid) and for a
-    constant added to a row of logits; a probability that underflowed to 0 counts as any
-    other below ``exp(FOLD_FLOOR)``. The label enters through its class's log-probabilities,
-    and the classes through a sum, so the order of the class columns does not matter either.
+    A row's key depends on nothing but the row and ``seed``: identical rows share it (a
+    repeated row is a doubled weight), and neither the order nor the chunking of the rows
+    changes it. The content hashed is every score's log-probability
+    (:func:`log_probabilities`, with ``scales``; default probabilities in ``[0, 1]``)
+    clipped at :data:`FOLD_FLOOR` and rounded to :data:`FOLD_GRID`: the same for a
+    network's logits, log-probabilities or probabilities (their log-probabilities differ by
+    rounding errors, far below the grid) and for a constant added to a row of logits; a
+    probability that underflowed to 0 counts as any other below ``exp(FOLD_FLOOR)``. The
+    label enters through its class's log-probabilities, and the classes through a sum, so
+    the order of the class columns does not matter either.
     """
     r, M, C = S.shape
     if scales is None:
         scales = ["probability"] * M
-    out = np.empty(r, dtype=np.int64)
+    out = np.empty(r, dtype=np.uint64)
     step = max(1, _BLOCK_PAIRS // max(1, M * C))
-    cut = np.uint64(min(int(sample * 2.0**64), 2**64 - 1))
     salt = (np.arange(1, M + 1, dtype=np.uint64) + np.uint64(seed) * np.uint64(M + 1)) * GOLDEN
     with np.errstate(over="ignore"):
         for start in range(0, r, step):
@@ -110,16 +94,19 @@ def row_folds(
                 # a sum over the classes: the same for any order of the columns
                 h += mix64(q ^ salt[m]).sum(axis=1, dtype=np.uint64)
                 label = mix64(label ^ q[np.arange(idx.shape[0]), idx] ^ salt[m])
-            h = mix64(h ^ label)
-            fold = (h % np.uint64(n_folds)).astype(np.int64)
-            if sample < 1.0:
-                fold[mix64(h + GOLDEN) >= cut] = OUTSIDE
-            out[rows] = fold
+            out[rows] = mix64(h ^ label)
     return out
 
 
-#: The fold of a row outside the cross-validation's sample (trained on by the final fit only).
-OUTSIDE = -2
+def in_sample(keys: np.ndarray, sample: float) -> np.ndarray:
+    """Whether each row with content ``keys`` is in the cross-validation's sample of about
+    the share ``sample`` (another part of the key than the fold's, so the folds within the
+    sample stay uniform)."""
+    if sample >= 1.0:
+        return np.ones(keys.shape[0], dtype=bool)
+    cut = np.uint64(min(int(sample * 2.0**64), 2**64 - 1))
+    with np.errstate(over="ignore"):
+        return mix64(keys + GOLDEN) < cut
 
 
 @dataclass(frozen=True)
@@ -138,11 +125,17 @@ class Folds:
         return min(train.shape[0] for train, _ in self.splits)
 
 
+def by_content(cv) -> bool:
+    """Whether ``cv`` assigns the folds by content: an int or a ``HashFolds``."""
+    return isinstance(cv, HashFolds) or (isinstance(cv, Integral) and not isinstance(cv, bool))
+
+
 @dataclass(frozen=True, eq=False)
 class FoldRule:
     """How one fit deals its folds: ``cv`` and ``random_state`` of the estimator, the seed
-    drawn from it once, and ``kept`` (which of the caller's rows are fitted: user-given
-    index pairs refer to the caller's rows)."""
+    drawn once (from a :class:`~fusion._cv.HashFolds`'s own ``random_state`` when ``cv``
+    is one), and ``kept`` (which of the caller's rows are fitted: user-given index pairs
+    refer to the caller's rows)."""
 
     cv: object
     random_state: object
@@ -151,81 +144,95 @@ class FoldRule:
 
     @classmethod
     def of(cls, cv, random_state, kept: np.ndarray | None = None) -> FoldRule:
-        return cls(cv, random_state, fold_seed(random_state), kept)
+        own = cv.random_state if isinstance(cv, HashFolds) else random_state
+        return cls(cv, random_state, fold_seed(own), kept)
 
     @property
     def is_int(self) -> bool:
-        return isinstance(self.cv, Integral) and not isinstance(self.cv, bool)
+        """Whether the folds are assigned by content (:func:`by_content`)."""
+        return by_content(self.cv)
+
+    @property
+    def n_folds(self) -> int:
+        """The number of folds of a content-assigned ``cv``."""
+        return self.cv.n_splits if isinstance(self.cv, HashFolds) else int(self.cv)
+
+    def _assign(self, keys: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Every binary row's fold in memory from its content key: dealt per class for an
+        int ``cv``, the key modulo the folds for a ``HashFolds`` (as on dask)."""
+        if isinstance(self.cv, HashFolds):
+            return self.hashed(keys)
+        return deal_folds(keys, labels, self.n_folds)
+
+    def hashed(self, keys: np.ndarray) -> np.ndarray:
+        """The folds of rows with content ``keys`` on dask: the key modulo the folds."""
+        return (keys % np.uint64(self.n_folds)).astype(np.int64)
+
+    def keys(self, U: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The content keys of binary rows: normalized scores ``U`` and labels ``y``."""
+        return content_keys(U, y, self.seed)
 
     def row_splits(self, U: np.ndarray, y: np.ndarray) -> list:
         """``(train, test)`` pairs over rows with normalized scores ``U`` and labels ``y``
-        (an int ``cv``: stratified folds by content, :func:`fusion._cv.cv_splits`)."""
-        return cv_splits(self.cv, y, self.random_state, kept=self.kept, keys=U)
+        (by content for an int ``cv``)."""
+        if self.is_int:
+            if U.shape[0] < self.n_folds:
+                raise ValueError(
+                    f"cv={self.cv} folds need at least {self.n_folds} rows, got {U.shape[0]}."
+                )
+            return splits_from_folds(self._assign(self.keys(U, y), y), self.n_folds)
+        return cv_splits(self.cv, y, self.random_state, kept=self.kept)
 
     def rows(self, U: np.ndarray, y: np.ndarray) -> Folds:
-        """The folds of a fit on rows."""
+        """The folds of a fit on rows or on cells (which only reads ``fold_of``): for cells,
+        the given splits must partition the rows."""
         splits = self.row_splits(U, y)
         return Folds(splits, fold_ids(splits, U.shape[0]), len(splits))
 
     def cells(self, U: np.ndarray, y: np.ndarray) -> Folds:
-        """The folds of a fit on cells: a seeded hash of every row's content for an int
-        ``cv`` (the folds of a dask fit), else the given splits, which must partition the
-        rows."""
-        if self.is_int:
-            return Folds(None, hash_folds(U, y, int(self.cv), self.seed), int(self.cv))
-        splits = self.row_splits(U, y)
-        fold_of = fold_ids(splits, U.shape[0])
-        if fold_of is None:
+        """The folds of a fit on cells: those of the rows, whose test sets must partition
+        the rows."""
+        folds = self.rows(U, y)
+        if folds.fold_of is None:
             raise ValueError(
                 "a fit on cells (bins) needs cross-validation test sets that partition the "
                 "rows, each training set the rest (K-fold); pass such a cv, an int, or "
                 "bins=None to fit on the rows."
             )
-        return Folds(None, fold_of, len(splits))
+        return Folds(None, folds.fold_of, folds.n_folds)
 
     def check_dask(self, n: int) -> int:
-        """The number of folds of a dask fit of ``n`` rows (an int ``cv`` only)."""
+        """The number of folds of a dask fit of ``n`` rows (content-assigned folds only)."""
         if not self.is_int:
-            raise ValueError("a dask fit assigns its folds by content: pass an int cv.")
-        if n < self.cv:
-            raise ValueError(f"cv={self.cv} folds need at least {self.cv} rows, got {n}.")
-        return int(self.cv)
-
-    def hashed(self, U: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """:func:`hash_folds` of a block of rows (a dask fit on cells)."""
-        return hash_folds(U, y, int(self.cv), self.seed)
-
-    def block_folds(self, y01: np.ndarray, block: int) -> np.ndarray:
-        """The folds of block ``block`` of a dask rank-only fit: its rows of each class
-        shuffled by a generator seeded with ``(seed, block)`` and dealt to the folds in
-        turn from a random start (stratified within one row per class and block)."""
-        cv = int(self.cv)
-        rng = np.random.default_rng([self.seed, block])
-        fold = np.empty(y01.shape[0], dtype=np.int64)
-        for c in (0.0, 1.0):
-            idx = rng.permutation(np.flatnonzero(y01 == c))
-            fold[idx] = (np.arange(idx.shape[0]) + rng.integers(cv)) % cv
-        return fold
+            raise ValueError(
+                "a dask fit assigns its folds by content: pass an int cv (or a HashFolds)."
+            )
+        if n < self.n_folds:
+            raise ValueError(f"cv={self.cv} folds need at least {self.n_folds} rows, got {n}.")
+        return self.n_folds
 
     def pairs(self, S: np.ndarray, index: np.ndarray, scales, sample: float = 1.0) -> np.ndarray:
-        """The folds of multi-class rows ``S`` (r, M, C) with class indices ``index``, by a
-        seeded hash of their content (:func:`row_folds`; -2 outside a sample of about the
-        share ``sample``)."""
-        return row_folds(S, index, int(self.cv), self.seed, sample, scales)
+        """The folds of multi-class rows ``S`` (r, M, C) with class indices ``index`` (a dask
+        block, or all rows in memory): their :func:`pair_keys` modulo the folds (-2,
+        :data:`OUTSIDE`, outside a sample of about the share ``sample``)."""
+        keys = pair_keys(S, index, self.seed, scales)
+        fold = self.hashed(keys)
+        fold[~in_sample(keys, sample)] = OUTSIDE
+        return fold
 
     def pair_folds(
         self, S: np.ndarray, index: np.ndarray, scales, sample: float
     ) -> tuple[np.ndarray, int]:
-        """Test fold of every fitted multi-class row (-1: in none, -2: outside the
-        cross-validation's sample) and the number of folds: by content for an int ``cv``
-        (as a dask fit assigns them), else from the given splits, whose test sets must not
+        """Test fold of every multi-class row in memory (-1: in none, -2: outside the
+        cross-validation's sample) and the number of folds: for an int ``cv`` those of a
+        dask fit (:meth:`pairs`), else from the given splits, whose test sets must not
         overlap."""
         if self.is_int:
-            if S.shape[0] < self.cv:
+            if S.shape[0] < self.n_folds:
                 raise ValueError(
-                    f"cv={self.cv} folds need at least {self.cv} rows, got {S.shape[0]}."
+                    f"cv={self.cv} folds need at least {self.n_folds} rows, got {S.shape[0]}."
                 )
-            return self.pairs(S, index, scales, sample), int(self.cv)
+            return self.pairs(S, index, scales, sample), self.n_folds
         splits = cv_splits(self.cv, index, self.random_state, kept=self.kept)
         fold = np.full(S.shape[0], -1, dtype=np.int64)
         for f, (train, test) in enumerate(splits):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
@@ -22,7 +21,7 @@ from .._progress import Progress
 from .._validation import check_sample_weight
 from .._warn import caller_level
 from .checks import as_degrees
-from .folds import FoldRule
+from .folds import FoldRule, by_content
 from .structure import Structure
 
 __all__ = [
@@ -651,8 +650,7 @@ def multiclass_model(est, S: np.ndarray, index: np.ndarray, sample_weight) -> st
     C = S.shape[2]
     w = check_sample_weight(sample_weight, S.shape[0])
     counts = np.bincount(index, weights=w / w[w > 0].min(), minlength=C)
-    cv_int = isinstance(est.cv, Integral) and not isinstance(est.cv, bool)
-    searched = est.lam == "cv" and cv_int
+    searched = est.lam == "cv" and by_content(est.cv)
     cheap = S.shape[0] * C <= AUTO_PER_CLASS_PAIRS
     if searched and cheap and C <= AUTO_PER_CLASS_CLASSES and counts.min() >= AUTO_PER_CLASS_ROWS:
         return "compare"

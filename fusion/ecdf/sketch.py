@@ -191,7 +191,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 def mix64(h: np.ndarray) -> np.ndarray:
     """splitmix64's output function of ``uint64`` values (wrapping arithmetic), in place.
 
-    Also the hashed folds of :func:`fusion.bernstein.folds.hash_folds`."""
+    Also the content keys of the folds (:func:`fusion._cv.content_keys`)."""
     with np.errstate(over="ignore"):
         h ^= h >> np.uint64(30)
         h *= _MIX1

@@ -32,10 +32,10 @@ Passes over the data
 
 With the exact ECDF the result equals the in-memory fit on the same statistics up to their
 summation order: the rank-only model with a fixed degree, and the default model fitted in
-memory on cells (``bins`` an int, or ``"auto"`` from 20,000 rows on), whose folds are the
-same (:func:`fusion.bernstein.folds.hash_folds`). The rank-only model's folds are dealt per
-block (:meth:`fusion.bernstein.folds.FoldRule.block_folds`): they depend on the chunking and
-differ from the in-memory folds, so its cross-validated choice may too.
+memory on cells (``bins`` an int, or ``"auto"`` from 20,000 rows on). With cross-validation,
+every row's fold is its content key modulo the folds (:class:`fusion.bernstein.folds.
+FoldRule`), whatever the chunking; an in-memory fit deals the same keys per class instead
+(stratified), and sees the dask fit's folds with ``cv=HashFolds(k, random_state=r)``.
 """
 
 from __future__ import annotations
@@ -397,8 +397,8 @@ def _gram_block(Sb, yb, wb, i: int, prep: _BlockPrep, positive, structures, rule
     U, _, y01, wb = prep.rows(Sb, yb, wb, i, positive)
     if rule is None:
         return [accumulate_gram(U, y01, wb, s) for s in structures]
-    cv = int(rule.cv)
-    fold = rule.block_folds(y01, i)
+    cv = rule.n_folds
+    fold = rule.hashed(rule.keys(U, y01))
     order = np.argsort(fold, kind="stable")
     bounds = np.searchsorted(fold[order], np.arange(cv + 1))
     Uo, yo, wo = U[order], y01[order], wb[order]
@@ -426,8 +426,8 @@ def _cell_block(Sb, yb, wb, i: int, prep: _BlockPrep, positive, edges, rule) -> 
     """Pass 3 of the default model: the cell sums of one block (per fold, for ``rule``)."""
     U, Sb, y01, wb = prep.rows(Sb, yb, wb, i, positive)
     Z = prep.scale.from_scores(Sb)
-    fold = None if rule is None else rule.hashed(U, y01)
-    return block_sums(U, Z, y01, wb, edges, fold, 0 if rule is None else int(rule.cv))
+    fold = None if rule is None else rule.hashed(rule.keys(U, y01))
+    return block_sums(U, Z, y01, wb, edges, fold, 0 if rule is None else rule.n_folds)
 
 
 def _merge_cells(parts: list[CellSums]) -> CellSums:
@@ -443,11 +443,11 @@ class DaskRows:
         self.M = prep.increasing.shape[0]
 
     def n_train(self, rule: FoldRule) -> int:
-        """Rows of the smallest training fold at most (every block deals its rows to the
-        folds within one row per class)."""
+        """Rows of the smallest training fold at most, but for a chance below 1e-6 per
+        fold: a hashed fold holds ``Binomial(n, 1 / cv)`` rows, whose standard deviation is
+        at most ``sqrt(n) / 2`` (the same bound for any chunking)."""
         cv = rule.check_dask(self.n)
-        B = len(self.blocks[0])
-        return max(self.n - (-(-self.n // cv)) - 2 * B, 1)
+        return max(self.n - (-(-self.n // cv)) - int(np.ceil(2.5 * np.sqrt(self.n))), 1)
 
     def logistic_data(self, scale: OwnScale, bins: int, rule: FoldRule | None):
         """The default model's data: the cells of ``bins`` cuts per axis, per fold of
@@ -464,7 +464,7 @@ class DaskRows:
             for i, (s, yb, wb) in enumerate(zip(*self.blocks, strict=True))
         ]
         (sums,) = dask.compute(tree_reduce(parts, _merge_cells))
-        data: LogisticData = CellTable(sums, 0 if rule is None else int(rule.cv), self.M).data()
+        data: LogisticData = CellTable(sums, 0 if rule is None else rule.n_folds, self.M).data()
         return data, None
 
     def gram(self, rule: FoldRule | None, structures: list[Structure]):

@@ -6,12 +6,12 @@ multiclass.pairs.PairBlock` kept in the workers' memory (``dask.persist``), buil
 scorers' axes that the passes before it fitted from mergeable summaries (ranges, then
 weighted histograms: :func:`~fusion.bernstein.multiclass.pairs.axis_ranges`,
 :func:`~fusion.bernstein.multiclass.pairs.axis_histograms`); the folds of the
-cross-validation are assigned by every row's content (:meth:`fusion.bernstein.folds.
-FoldRule.pairs`), as in memory. The fit itself (:func:`fusion.bernstein.multiclass.shared.
-fit_source`) runs on the client against :class:`DaskSource`,
+cross-validation are every row's content key modulo the folds (:meth:`fusion.bernstein.
+folds.FoldRule.pairs`), whatever the chunking. The fit itself (:func:`fusion.bernstein.
+multiclass.shared.fit_source`) runs on the client against :class:`DaskSource`,
 whose every call is one pass over the blocks returning the problems' losses, gradients and
-Hessians (a few kB per block). So a dask fit follows the in-memory fit step for step; only
-the order of floating-point additions differs.
+Hessians (a few kB per block). So a dask fit follows the in-memory fit (the same folds) step
+for step; only the order of floating-point additions differs.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from fusion.bernstein.binary.cells import (
     cell_edges,
     cell_index,
 )
-from fusion.bernstein.folds import hash_folds
+from fusion.bernstein.folds import FoldRule
 
 from ...conftest import simulate
 
@@ -43,7 +43,7 @@ def test_cell_index_is_monotone_and_cuts_both_scales():
 def test_sums_add_over_blocks_in_any_order():
     U, Z, y, w = _rows(3000, 1)
     edges = cell_edges(Z.min(0), Z.max(0), 6)
-    fold = hash_folds(U, y, 4, seed=0)
+    fold = FoldRule.of(4, 0).cells(U, y).fold_of
     whole = block_sums(U, Z, y, w, edges, fold, 4)
     parts = [
         block_sums(U[s], Z[s], y[s], w[s], edges, fold[s], 4)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from fusion import BernsteinFusion, ECDFNormalizer
+from fusion import BernsteinFusion, ECDFNormalizer, HashFolds
 from fusion.bernstein.plan import auto_bins
 from fusion.ecdf.sketch import CANDIDATE_FACTOR, hash_candidates, mid_values
 
@@ -140,19 +140,23 @@ def test_cross_validation_on_dask(client, data):
     S, y, _ = data
     Sd, yd = _dask(S, y)
     grid = [1, 2, 3, 5]
-    kw = dict(base=None, degree_grid=grid, cv=4, random_state=0)
-    model = BernsteinFusion(**kw, ecdf_knots=None).fit(Sd, yd)
-    ref = BernsteinFusion(**kw).fit(S, y)
+    kw = dict(base=None, degree_grid=grid, random_state=0)
+    model = BernsteinFusion(**kw, cv=4, ecdf_knots=None).fit(Sd, yd)
+    # every row's fold is its content key modulo the folds, whatever the chunking: the
+    # in-memory fit on those folds (HashFolds) and a fit on other chunks agree
+    ref = BernsteinFusion(**kw, cv=HashFolds(4, random_state=0)).fit(S, y)
+    other = BernsteinFusion(**kw, cv=4, ecdf_knots=None).fit(*_dask(S, y, chunk=SMALL_CHUNK))
     assert list(model.cv_scores_) == list(ref.cv_scores_)
-    # different (blockwise) folds, same data: the held-out Brier scores agree closely
     for d in ref.cv_scores_:
-        assert model.cv_scores_[d] == pytest.approx(ref.cv_scores_[d], abs=2e-3)
+        assert model.cv_scores_[d] == pytest.approx(ref.cv_scores_[d], rel=1e-9)
+        assert other.cv_scores_[d] == pytest.approx(model.cv_scores_[d], rel=1e-9)
+    assert model.degree_ == ref.degree_ == other.degree_
     assert model.degree_ == min(model.cv_scores_, key=model.cv_scores_.get)
     # the final model is the fixed-degree fit at the chosen degree (totals reused)
     fixed = BernsteinFusion(base=None, degree=model.degree_, ecdf_knots=None).fit(Sd, yd)
     np.testing.assert_allclose(model.coef_, fixed.coef_, atol=1e-6, rtol=0)
     # same random_state, same folds
-    again = BernsteinFusion(**kw, ecdf_knots=None).fit(Sd, yd)
+    again = BernsteinFusion(**kw, cv=4, ecdf_knots=None).fit(Sd, yd)
     assert again.cv_scores_ == model.cv_scores_
 
 
@@ -220,7 +224,8 @@ def test_structured_model_on_dask_equals_in_memory(client):
 
 def test_rank_only_structure_choice_on_dask_as_in_memory(client):
     # structure="auto" at M >= 3: the same (structure, degree) candidates on both paths, the
-    # held-out scores close (blockwise folds), the pick refitted from the reused totals
+    # held-out scores of the same folds (HashFolds in memory), the pick refitted from the
+    # reused totals
     rng = np.random.default_rng(8)
     S = rng.normal(size=(6000, 4))
     p = 0.05 + 0.9 * expit(3 * S[:, 0]) * expit(3 * S[:, 1])
@@ -229,12 +234,12 @@ def test_rank_only_structure_choice_on_dask_as_in_memory(client):
     kw = dict(base=None, degree_grid=[1, 2, 3], random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a degree at the grid's edge
-        ref = BernsteinFusion(**kw).fit(S, y)
+        ref = BernsteinFusion(**kw, cv=HashFolds(5, random_state=0)).fit(S, y)
         model = BernsteinFusion(**kw, ecdf_knots=None).fit(Sd, yd)
     assert list(model.cv_scores_) == list(ref.cv_scores_)
     assert {k[0] for k in model.cv_scores_} == {"additive", "pairwise", "tensor"}
     for key in ref.cv_scores_:
-        assert model.cv_scores_[key] == pytest.approx(ref.cv_scores_[key], abs=2e-3)
+        assert model.cv_scores_[key] == pytest.approx(ref.cv_scores_[key], rel=1e-9)
     structure, degrees = min(model.cv_scores_, key=model.cv_scores_.get)
     assert structure != "additive" and model.degree_ == degrees
     fixed = BernsteinFusion(base=None, degree=degrees, structure=structure, ecdf_knots=None)
@@ -247,7 +252,8 @@ def test_default_model_on_dask_equals_in_memory_fit_on_the_same_cells(client, da
     S, y, w = data
     Sd, yd, wd = _dask(S, y, w)
     for kw in (dict(degree=5, lam=1e-3), dict(degree=2, lam=float("inf"))):
-        ref = BernsteinFusion(**kw, bins=16).fit(S, y, sample_weight=w)
+        # the tensor and the additive model are cross-validated: the folds of the dask fit
+        ref = BernsteinFusion(**kw, bins=16, cv=HashFolds(5)).fit(S, y, sample_weight=w)
         model = BernsteinFusion(**kw, bins=16, ecdf_knots=None).fit(Sd, yd, sample_weight=wd)
         assert model.n_cells_ == ref.n_cells_ > 0
         np.testing.assert_allclose(model.base_coef_, ref.base_coef_, atol=1e-7)
@@ -260,11 +266,12 @@ def test_default_model_on_dask_equals_in_memory_fit_on_the_same_cells(client, da
 
 
 def test_default_model_cross_validation_on_dask_equals_in_memory(client, small):
-    # the cells' folds come from a hash of each row, not from its position or block
+    # the cells' folds come from a hash of each row, not from its position or block; the
+    # in-memory fit sees them with HashFolds (an int cv deals them per class instead)
     S, y = small
     Sd, yd = _dask(S, y, chunk=SMALL_CHUNK)
     model = BernsteinFusion(ecdf_knots=None).fit(Sd, yd)
-    ref = BernsteinFusion(bins=auto_bins(2)).fit(S, y)  # the same cells, in memory
+    ref = BernsteinFusion(bins=auto_bins(2), cv=HashFolds(5)).fit(S, y)  # the same cells
     assert model.n_cells_ == ref.n_cells_ > 0
     assert model.lam_ == ref.lam_ and list(model.cv_scores_) == list(ref.cv_scores_)
     for key, value in ref.cv_scores_.items():
@@ -280,7 +287,7 @@ def test_sketched_default_model_on_dask_equals_in_memory(client, small):
     S, y = small
     Sd, yd = _dask(S, y, chunk=SMALL_CHUNK)
     model = BernsteinFusion(ecdf_knots=300).fit(Sd, yd)
-    ref = BernsteinFusion(ecdf_knots=300, bins=auto_bins(2)).fit(S, y)
+    ref = BernsteinFusion(ecdf_knots=300, bins=auto_bins(2), cv=HashFolds(5)).fit(S, y)
     assert model.ecdf_error_bound_ == ref.ecdf_error_bound_ > 0
     for j in range(2):
         np.testing.assert_array_equal(model.ecdf_.knots_[j], ref.ecdf_.knots_[j])
@@ -303,7 +310,7 @@ def test_reversed_column_on_dask_equals_in_memory(client, small, how):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the reversal's warning
         model = BernsteinFusion(**params).fit(Sd, yd)
-        ref = BernsteinFusion(bins=auto_bins(2), **params).fit(S, y)
+        ref = BernsteinFusion(bins=auto_bins(2), cv=HashFolds(5), **params).fit(S, y)
     assert list(model.increasing_) == list(ref.increasing_) == [True, False]
     for j in range(2):
         np.testing.assert_array_equal(model.ecdf_.knots_[j], ref.ecdf_.knots_[j])

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-import fusion
 from fusion import BernsteinFusion
 
 da = pytest.importorskip("dask.array")
@@ -30,7 +29,7 @@ def data():
 
 def test_dask_fit_equals_the_in_memory_fit(client, data):
     S, y, w, St = data
-    ref = fusion.fit(S, y, sample_weight=w)
+    ref = BernsteinFusion().fit(S, y, sample_weight=w)  # multi-class: the folds of dask
     chunks = (300, 500, 700)  # uneven chunks of rows
     model = BernsteinFusion().fit(
         da.from_array(S, chunks=(chunks, 2, 12)),
@@ -48,7 +47,7 @@ def test_dask_fit_equals_the_in_memory_fit(client, data):
 def test_a_list_of_dask_arrays_and_unseen_classes(client, data):
     S, y, _, St = data
     keep = y != 3
-    ref = fusion.fit(S[keep], y[keep], classes=np.arange(12))
+    ref = BernsteinFusion().fit(S[keep], y[keep], classes=np.arange(12))
     parts = [da.from_array(S[keep, m], chunks=(500, 12)) for m in range(2)]
     model = BernsteinFusion().fit(parts, da.from_array(y[keep], chunks=500), classes=range(12))
     np.testing.assert_array_equal(model.classes_, np.arange(12))

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import softmax
 
-from fusion.bernstein.folds import row_folds
+from fusion.bernstein.folds import FoldRule
 from fusion.bernstein.multiclass.multinomial import (
     DENSE_BIASES,
     Tables,
@@ -30,7 +30,7 @@ def _data(n=120, M=2, C=4, seed=0, folds=False):
     y = (rng.random(n)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
     S = np.stack([softmax(L * t + rng.normal(size=(n, C)), 1) for t in (2.0, 0.7, 1.0)[:M]], 1)
     w = rng.uniform(0.5, 2.0, n)
-    fold = row_folds(S, y, 3, 0) if folds else None
+    fold = FoldRule.of(3, 0).pair_folds(S, y, None, 1.0)[0] if folds else None
     return PairData(S, y, w, ["probability"] * M, fold, 3 if folds else 0)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-from fusion.bernstein.folds import row_folds
+from fusion.bernstein.folds import FoldRule
 from fusion.bernstein.multiclass.pairs import (
     HIST_BINS,
     SHARED_KNOTS,
@@ -103,7 +103,7 @@ def test_the_normalization_weights_each_class_by_the_scorers_probability():
 
 def test_bins_hold_their_pairs_and_their_mean():
     S, y = _scores(500, M=2, C=8, seed=6, dtype=np.float32)
-    fold = row_folds(S, y, 5, 0)
+    fold, _ = FoldRule.of(5, 0).pair_folds(S, y, None, 1.0)
     data = PairData(S, y, np.ones(500), ["probability"] * 2, fold, 5)
     assert data.Z.dtype == np.float32 and data.B.dtype == np.int16
     for m, axis in enumerate(data.axes):
