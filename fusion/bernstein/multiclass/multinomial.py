@@ -314,6 +314,8 @@ def cv_path(
 #: A held-out loss this many paired standard errors above the path's minimum ends the path
 #: on its own (see :func:`_settled`).
 CLEAR_RISE = 3.0
+#: Held-out losses within this share of the path's minimum count as flat (:func:`_settled`).
+FLAT = 1e-4
 
 
 def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:
@@ -325,13 +327,18 @@ def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:
     CIFAR-100 network), so the path goes on through it. A clear rise is: smaller penalties
     fit the training folds closer still (at C = 1,000, M = 5 and n = 10,000 the class biases'
     ridge 1e-3 was 4.4 standard errors above 1e-2; 1e-4, worse again by 0.036, took a
-    quarter of the fit's time)."""
+    quarter of the fit's time). A rise counts only beyond :data:`FLAT` of the minimum as
+    well: at the start of a path nearly equal models can score a few 1e-5 above ``lam =
+    inf`` with paired standard errors smaller still, and the path stopped there on 2 of 10
+    fold seeds of a CIFAR-100 network (0.04 of test log-loss lost)."""
     mean = losses @ w / w.sum()
     last = mean.shape[0] - 1
     best = int(np.argmin(mean))
     if last == best:
         return False
-    se = se_rule(losses, w, best)
-    if mean[last] - mean[best] > CLEAR_RISE * se[last]:
+    # a rise within FLAT of the minimum is flat, however small its standard error
+    se = np.maximum(se_rule(losses, w, best), FLAT * abs(mean[best]))
+    rise = mean - mean[best]
+    if rise[last] > CLEAR_RISE * se[last]:
         return True
-    return bool(last - best >= patience and np.all(mean[-patience:] - mean[best] > se[-patience:]))
+    return bool(last - best >= patience and np.all(rise[-patience:] > se[-patience:]))
