@@ -30,7 +30,7 @@ from .binary.semiparametric import fit_logistic
 from .binary.source import MemoryRows
 from .dask.collections import is_dask, is_multiclass_dask
 from .multiclass.model import SharedModel
-from .multiclass.pairs import member_scales
+from .multiclass.pairs import member_log_probabilities, member_scales
 from .multiclass.shared import compare, fit_rows
 from .plan import (
     DEFAULT_DEGREE_GRID,
@@ -597,8 +597,8 @@ class BernsteinFusion(FusionEstimator):
         w = check_sample_weight(sample_weight, S.shape[0])
         kept = w > 0
         folds = np.full(S.shape[0], -1, dtype=np.int64)
-        scales = member_scales(S[kept], self.base)
-        folds[kept] = plan.folds.pair_folds(S[kept], index[kept], scales, plan.sample)[0]
+        Z = member_log_probabilities(S[kept], member_scales(S[kept], self.base))
+        folds[kept] = plan.folds.pair_folds(Z, index[kept], plan.sample)[0]
         held_per_class = self._fit_per_class(S, classes, index, sample_weight, folds)
         scores, per_class = compare(held_shared, held_per_class, w)
         if per_class:  # the per-class model, fitted on this estimator

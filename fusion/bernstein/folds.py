@@ -27,7 +27,6 @@ pairs need test sets that partition the rows).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -43,7 +42,6 @@ from .._cv import (
     splits_from_folds,
 )
 from ..ecdf.sketch import GOLDEN, mix64
-from .scale import log_probabilities
 
 __all__ = ["pair_keys", "in_sample", "by_content", "OUTSIDE", "Folds", "FoldRule"]
 
@@ -59,16 +57,14 @@ FOLD_FLOOR = -30.0
 FOLD_GRID = 1.0 / 64.0
 
 
-def pair_keys(
-    S: np.ndarray, index: np.ndarray, seed: int, scales: Sequence[str] | None = None
-) -> np.ndarray:
+def pair_keys(Z: np.ndarray, index: np.ndarray, seed: int) -> np.ndarray:
     """The content key (``uint64``) of every multi-class row: a seeded hash of the scorers'
-    log-probabilities and the row's class index.
+    log-probabilities ``Z`` (M, r, C) and the row's class index.
 
     A row's key depends on nothing but the row and ``seed``: identical rows share it (a
     repeated row is a doubled weight), and neither the order nor the chunking of the rows
     changes it. The content hashed is every score's log-probability
-    (:func:`log_probabilities`, with ``scales``; default probabilities in ``[0, 1]``)
+    (:func:`fusion.bernstein.scale.log_probabilities`, one scorer's in every ``Z[m]``)
     clipped at :data:`FOLD_FLOOR` and rounded to :data:`FOLD_GRID`: the same for a
     network's logits, log-probabilities or probabilities (their log-probabilities differ by
     rounding errors, far below the grid) and for a constant added to a row of logits; a
@@ -76,9 +72,7 @@ def pair_keys(
     label enters through its class's log-probabilities, and the classes through a sum, so
     the order of the class columns does not matter either.
     """
-    r, M, C = S.shape
-    if scales is None:
-        scales = ["probability"] * M
+    M, r, C = Z.shape
     out = np.empty(r, dtype=np.uint64)
     step = max(1, _BLOCK_PAIRS // max(1, M * C))
     salt = (np.arange(1, M + 1, dtype=np.uint64) + np.uint64(seed) * np.uint64(M + 1)) * GOLDEN
@@ -89,7 +83,7 @@ def pair_keys(
             h = np.zeros(idx.shape[0], dtype=np.uint64)
             label = np.zeros(idx.shape[0], dtype=np.uint64)
             for m in range(M):
-                z = log_probabilities(S[rows, m, :], scales[m]).astype(np.float64)
+                z = Z[m, rows].astype(np.float64)
                 q = np.rint(np.maximum(z, FOLD_FLOOR) / FOLD_GRID).astype(np.int64).view(np.uint64)
                 # a sum over the classes: the same for any order of the columns
                 h += mix64(q ^ salt[m]).sum(axis=1, dtype=np.uint64)
@@ -211,32 +205,30 @@ class FoldRule:
             raise ValueError(f"cv={self.cv} folds need at least {self.n_folds} rows, got {n}.")
         return self.n_folds
 
-    def pairs(self, S: np.ndarray, index: np.ndarray, scales, sample: float = 1.0) -> np.ndarray:
-        """The folds of multi-class rows ``S`` (r, M, C) with class indices ``index`` (a dask
-        block, or all rows in memory): their :func:`pair_keys` modulo the folds (-2,
-        :data:`OUTSIDE`, outside a sample of about the share ``sample``)."""
-        keys = pair_keys(S, index, self.seed, scales)
+    def pairs(self, Z: np.ndarray, index: np.ndarray, sample: float = 1.0) -> np.ndarray:
+        """The folds of multi-class rows of log-probabilities ``Z`` (M, r, C) with class
+        indices ``index`` (a dask block, or all rows in memory): their :func:`pair_keys`
+        modulo the folds (-2, :data:`OUTSIDE`, outside a sample of about the share
+        ``sample``)."""
+        keys = pair_keys(Z, index, self.seed)
         fold = self.hashed(keys)
         fold[~in_sample(keys, sample)] = OUTSIDE
         return fold
 
-    def pair_folds(
-        self, S: np.ndarray, index: np.ndarray, scales, sample: float
-    ) -> tuple[np.ndarray, int]:
-        """Test fold of every multi-class row in memory (-1: in none, -2: outside the
-        cross-validation's sample) and the number of folds: for an int ``cv`` those of a
-        dask fit (:meth:`pairs`), else from the given splits, whose test sets must not
-        overlap."""
+    def pair_folds(self, Z: np.ndarray, index: np.ndarray, sample: float) -> tuple[np.ndarray, int]:
+        """Test fold of every multi-class row in memory (log-probabilities ``Z`` (M, r, C);
+        -1: in no test fold, -2: outside the cross-validation's sample) and the number of
+        folds: for an int ``cv`` those of a dask fit (:meth:`pairs`), else from the given
+        splits, whose test sets must not overlap."""
+        r = Z.shape[1]
         if self.is_int:
-            if S.shape[0] < self.n_folds:
-                raise ValueError(
-                    f"cv={self.cv} folds need at least {self.n_folds} rows, got {S.shape[0]}."
-                )
-            return self.pairs(S, index, scales, sample), self.n_folds
+            if r < self.n_folds:
+                raise ValueError(f"cv={self.cv} folds need at least {self.n_folds} rows, got {r}.")
+            return self.pairs(Z, index, sample), self.n_folds
         splits = cv_splits(self.cv, index, self.random_state, kept=self.kept)
-        fold = np.full(S.shape[0], -1, dtype=np.int64)
+        fold = np.full(r, -1, dtype=np.int64)
         for f, (train, test) in enumerate(splits):
-            if np.any(fold[test] >= 0) or train.shape[0] + test.shape[0] != S.shape[0]:
+            if np.any(fold[test] >= 0) or train.shape[0] + test.shape[0] != r:
                 raise ValueError(
                     "the class-shared multi-class model needs cross-validation splits whose "
                     "test sets do not overlap and whose training sets are the other rows "

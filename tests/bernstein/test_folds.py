@@ -7,6 +7,12 @@ from scipy.special import log_softmax, softmax
 from fusion import HashFolds
 from fusion._cv import content_keys
 from fusion.bernstein.folds import OUTSIDE, FoldRule, in_sample, pair_keys
+from fusion.bernstein.multiclass.pairs import member_log_probabilities
+
+
+def lp(S, scales=None):
+    """The scorers' log-probabilities (M, r, C) of multi-class scores ``S`` (r, M, C)."""
+    return member_log_probabilities(S, scales or ["probability"] * S.shape[1])
 
 
 def _rows(n, seed):
@@ -44,10 +50,10 @@ def test_multiclass_rows_in_memory_take_the_folds_of_dask():
     # not dealt per class: the class biases' ridge needs folds whose class frequencies vary
     S, y = _scores(300, C=4, seed=5)
     rule = FoldRule.of(3, 0)
-    fold, K = rule.pair_folds(S, y, None, 1.0)
+    fold, K = rule.pair_folds(lp(S), y, 1.0)
     assert K == 3
-    np.testing.assert_array_equal(fold, rule.pairs(S, y, None))
-    np.testing.assert_array_equal(fold, (pair_keys(S, y, 0) % np.uint64(3)).astype(int))
+    np.testing.assert_array_equal(fold, rule.pairs(lp(S), y))
+    np.testing.assert_array_equal(fold, (pair_keys(lp(S), y, 0) % np.uint64(3)).astype(int))
 
 
 def test_equal_rows_share_a_fold_and_a_permutation_permutes_the_folds():
@@ -58,8 +64,8 @@ def test_equal_rows_share_a_fold_and_a_permutation_permutes_the_folds():
     fold = rule.rows(U, y).fold_of
     np.testing.assert_array_equal(rule.rows(U[rep][perm], y[rep][perm]).fold_of, fold[rep][perm])
     S, c = _scores(200, seed=3)
-    fold, _ = rule.pair_folds(S, c, None, 1.0)
-    got, _ = rule.pair_folds(S[rep[rep < 200]], c[rep[rep < 200]], None, 1.0)
+    fold, _ = rule.pair_folds(lp(S), c, 1.0)
+    got, _ = rule.pair_folds(lp(S[rep[rep < 200]]), c[rep[rep < 200]], 1.0)
     np.testing.assert_array_equal(got, fold[rep[rep < 200]])
 
 
@@ -88,20 +94,20 @@ def test_dask_folds_are_the_key_modulo_the_folds_whatever_the_blocks():
     np.testing.assert_array_equal(same, fold)
     S, c = _scores(400, seed=2)
     block = np.concatenate(
-        [rule.pairs(S[s], c[s], None, 0.5) for s in np.array_split(np.arange(400), 3)]
+        [rule.pairs(lp(S[s]), c[s], 0.5) for s in np.array_split(np.arange(400), 3)]
     )
-    hashed, _ = FoldRule.of(HashFolds(5, random_state=7), 0).pair_folds(S, c, None, 0.5)
+    hashed, _ = FoldRule.of(HashFolds(5, random_state=7), 0).pair_folds(lp(S), c, 0.5)
     np.testing.assert_array_equal(block, hashed)
 
 
 def test_the_sample_cut_is_the_same_in_memory_and_on_dask():
     S, c = _scores(2000, seed=8)
     rule = FoldRule.of(5, 0)
-    keys = pair_keys(S, c, rule.seed)
+    keys = pair_keys(lp(S), c, rule.seed)
     inside = in_sample(keys, 0.3)
     assert 0.25 < inside.mean() < 0.35
-    memory, _ = rule.pair_folds(S, c, None, 0.3)
-    dask = rule.pairs(S, c, None, 0.3)
+    memory, _ = rule.pair_folds(lp(S), c, 0.3)
+    dask = rule.pairs(lp(S), c, 0.3)
     np.testing.assert_array_equal(memory == OUTSIDE, ~inside)
     np.testing.assert_array_equal(dask == OUTSIDE, ~inside)
     np.testing.assert_array_equal(memory, dask)
@@ -109,31 +115,31 @@ def test_the_sample_cut_is_the_same_in_memory_and_on_dask():
 
 def test_multiclass_keys_depend_only_on_each_row_content():
     S, y = _scores(400, seed=2)
-    f = pair_keys(S, y, 0)
+    f = pair_keys(lp(S), y, 0)
     perm = np.random.default_rng(3).permutation(400)
-    np.testing.assert_array_equal(pair_keys(S[perm], y[perm], 0), f[perm])
-    halves = np.r_[pair_keys(S[:123], y[:123], 0), pair_keys(S[123:], y[123:], 0)]
+    np.testing.assert_array_equal(pair_keys(lp(S[perm]), y[perm], 0), f[perm])
+    halves = np.r_[pair_keys(lp(S[:123]), y[:123], 0), pair_keys(lp(S[123:]), y[123:], 0)]
     np.testing.assert_array_equal(halves, f)
-    assert not np.any(pair_keys(S, y, 1) == f)  # the seed matters
-    assert not np.any(pair_keys(S, (y + 1) % 5, 0) == f)  # the label is part of the content
+    assert not np.any(pair_keys(lp(S), y, 1) == f)  # the seed matters
+    assert not np.any(pair_keys(lp(S), (y + 1) % 5, 0) == f)  # the label is part of the content
     # the order of the class columns does not matter (labels follow their columns)
     order = np.random.default_rng(1).permutation(5)
-    np.testing.assert_array_equal(pair_keys(S[:, :, order], np.argsort(order)[y], 0), f)
+    np.testing.assert_array_equal(pair_keys(lp(S[:, :, order]), np.argsort(order)[y], 0), f)
 
 
 def test_multiclass_keys_are_the_same_for_logits_log_probabilities_and_probabilities():
     rng = np.random.default_rng(4)
     L = rng.normal(size=(2_000, 2, 10)) * 4
     y = rng.integers(0, 10, 2_000)
-    f = pair_keys(L, y, 0, scales=["logit"] * 2)
+    f = pair_keys(lp(L, ["logit"] * 2), y, 0)
     shifted = L + rng.normal(size=(2_000, 2, 1)) * 50  # a constant added to every row
-    np.testing.assert_array_equal(pair_keys(shifted, y, 0, scales=["logit"] * 2), f)
+    np.testing.assert_array_equal(pair_keys(lp(shifted, ["logit"] * 2), y, 0), f)
     logp = log_softmax(L, axis=2)
-    np.testing.assert_array_equal(pair_keys(logp, y, 0, scales=["logit"] * 2), f)
+    np.testing.assert_array_equal(pair_keys(lp(logp, ["logit"] * 2), y, 0), f)
     P = softmax(L, axis=2)
-    np.testing.assert_array_equal(pair_keys(P, y, 0, scales=["probability"] * 2), f)
+    np.testing.assert_array_equal(pair_keys(lp(P, ["probability"] * 2), y, 0), f)
     mixed = np.stack([L[:, 0], P[:, 1]], axis=1)
-    np.testing.assert_array_equal(pair_keys(mixed, y, 0, scales=["logit", "probability"]), f)
+    np.testing.assert_array_equal(pair_keys(lp(mixed, ["logit", "probability"]), y, 0), f)
 
 
 def test_binary_keys_depend_on_the_row_only():

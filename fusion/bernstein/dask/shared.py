@@ -142,8 +142,8 @@ def _histograms(Sb, yb, wb, i, scale, labels, scales, ranges, mean_w):
 
 def _build(Sb, yb, wb, i, scale, labels, scales, axes, mean_w, rule, n_folds, sample):
     Sb, index, wb = _kept(Sb, yb, wb, i, scale, labels)
-    fold = rule.pairs(Sb, index, scales, sample) if n_folds else None
     Z = member_log_probabilities(Sb, scales)
+    fold = rule.pairs(Z, index, sample) if n_folds else None
     return PairBlock.build(Z, index, wb / mean_w, fold, n_folds, axes)
 
 

@@ -477,16 +477,16 @@ class PairBlock:
 
 
 class PairData(PairBlock):
-    """All training pairs in memory: the scorers' axes fitted on them, and one
-    :class:`PairBlock`."""
+    """All training pairs in memory, from their log-probabilities ``Z`` (M, n, C)
+    (:func:`member_log_probabilities`, taken over as the storage): the scorers' axes fitted
+    on them, and one :class:`PairBlock`."""
 
-    def __init__(self, S, index, w, scales, fold=None, n_folds: int = 0):
+    def __init__(self, Z, index, w, scales, fold=None, n_folds: int = 0):
         w = np.asarray(w, dtype=float)
         self.scales = tuple(scales)
-        Z = member_log_probabilities(S, self.scales)  # once, for the axes and the storage
         ranges = merge_ranges([axis_ranges(Z, w)])
         self.axes = make_axes(ranges, axis_histograms(Z, w, ranges))
         block = PairBlock.build(Z, index, w, fold, n_folds, self.axes)
         self.__dict__.update(vars(block))
         finish_axes(self.axes, *block.bin_sums())
-        self.n = S.shape[0]
+        self.n = Z.shape[1]

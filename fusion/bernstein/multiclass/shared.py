@@ -18,7 +18,7 @@ from ..newton import Problem, base_ridge, solve
 from ..plan import SharedPlan
 from ..results import SharedResult
 from .multinomial import CV_ROWS, HESSIAN_PAIRS, cv_path
-from .pairs import MemberAxis, PairData, member_scales, normalizer
+from .pairs import MemberAxis, PairData, member_log_probabilities, member_scales, normalizer
 from .source import MemorySource, shared_layout
 from .toplabel import DEGREE, choose
 
@@ -46,10 +46,11 @@ def fit_rows(S: np.ndarray, index: np.ndarray, sample_weight, base: str, plan_fo
         )
     scales = member_scales(S, base)
     plan = plan_for(S.shape[0], M, C, kept)
+    Z = member_log_probabilities(S, scales)  # once: the folds' keys, the axes, the storage
     fold, n_folds = (None, 0)
     if plan.searches:
-        fold, n_folds = plan.folds.pair_folds(S, index, scales, plan.sample)
-    fit = fit_memory(S, index, w / w.mean(), scales, plan, fold, n_folds, float(w.sum()))
+        fold, n_folds = plan.folds.pair_folds(Z, index, plan.sample)
+    fit = fit_memory(Z, index, w / w.mean(), scales, plan, fold, n_folds, float(w.sum()))
     held = None
     if fit.heldout is not None:
         held = np.full(kept.shape[0], np.nan)
@@ -74,7 +75,7 @@ def compare(held_shared, held_per_class, w: np.ndarray) -> tuple[dict | None, bo
 
 
 def fit_memory(
-    S: np.ndarray,
+    Z: np.ndarray,
     index: np.ndarray,
     w: np.ndarray,
     scales: Sequence[str],
@@ -83,12 +84,14 @@ def fit_memory(
     n_folds: int,
     n_eff: float,
 ) -> SharedResult:
-    """The class-shared model on scores ``S`` (n, M, C) in memory, class indices ``index``
-    and weights ``w`` (mean 1), on the test folds ``fold`` (where the plan searches) of
-    ``n_folds`` folds; ``n_eff``: the rows' canonical weight (the ridge's row count)."""
-    M = S.shape[1]
+    """The class-shared model on log-probabilities ``Z`` (M, n, C) in memory
+    (:func:`~.pairs.member_log_probabilities`, taken over as the pairs' storage), class
+    indices ``index`` and weights ``w`` (mean 1), on the test folds ``fold`` (where the plan
+    searches) of ``n_folds`` folds; ``n_eff``: the rows' canonical weight (the ridge's row
+    count)."""
+    M = Z.shape[0]
     search = plan.searches
-    data = PairData(S, index, w, scales, fold if search else None, n_folds if search else 0)
+    data = PairData(Z, index, w, scales, fold if search else None, n_folds if search else 0)
     source = MemorySource(data, shared_layout(M, plan.degree), plan.degree)
     return fit_source(source, plan, data.axes, scales, n_eff)
 

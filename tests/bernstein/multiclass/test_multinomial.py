@@ -16,7 +16,7 @@ from fusion.bernstein.multiclass.multinomial import (
     block_losses,
     block_stats,
 )
-from fusion.bernstein.multiclass.pairs import PairData
+from fusion.bernstein.multiclass.pairs import PairData, member_log_probabilities
 from fusion.bernstein.multiclass.source import MemorySource, bin_features, shared_layout
 from fusion.bernstein.newton import Problem, penalty_matrix
 from fusion.bernstein.newton import solve as newton
@@ -30,8 +30,9 @@ def _data(n=120, M=2, C=4, seed=0, folds=False):
     y = (rng.random(n)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
     S = np.stack([softmax(L * t + rng.normal(size=(n, C)), 1) for t in (2.0, 0.7, 1.0)[:M]], 1)
     w = rng.uniform(0.5, 2.0, n)
-    fold = FoldRule.of(3, 0).pair_folds(S, y, None, 1.0)[0] if folds else None
-    return PairData(S, y, w, ["probability"] * M, fold, 3 if folds else 0)
+    Z = member_log_probabilities(S, ["probability"] * M)
+    fold = FoldRule.of(3, 0).pair_folds(Z, y, 1.0)[0] if folds else None
+    return PairData(Z, y, w, ["probability"] * M, fold, 3 if folds else 0)
 
 
 def _x(layout, rng):

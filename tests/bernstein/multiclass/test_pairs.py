@@ -16,6 +16,7 @@ from fusion.bernstein.multiclass.pairs import (
     detect_scale,
     histogram,
     knots_from_histogram,
+    member_log_probabilities,
 )
 from fusion.bernstein.scale import log_probabilities
 
@@ -94,7 +95,7 @@ def test_the_normalization_weights_each_class_by_the_scorers_probability():
     S, y = _scores(1000, M=1, C=20, seed=5)
     S[:, :, 10:] = 1e-9
     S /= S.sum(axis=2, keepdims=True)
-    data = PairData(S, y, np.ones(1000), ["probability"])
+    data = PairData(member_log_probabilities(S, ["probability"]), y, np.ones(1000), ["probability"])
     p = S[:, 0]
     u = data.axes[0].normalize(log_probabilities(p, "probability"))
     assert np.max(u[:, 10:]) < 1e-3
@@ -103,8 +104,9 @@ def test_the_normalization_weights_each_class_by_the_scorers_probability():
 
 def test_bins_hold_their_pairs_and_their_mean():
     S, y = _scores(500, M=2, C=8, seed=6, dtype=np.float32)
-    fold, _ = FoldRule.of(5, 0).pair_folds(S, y, None, 1.0)
-    data = PairData(S, y, np.ones(500), ["probability"] * 2, fold, 5)
+    Z = member_log_probabilities(S, ["probability"] * 2)
+    fold, _ = FoldRule.of(5, 0).pair_folds(Z, y, 1.0)
+    data = PairData(Z, y, np.ones(500), ["probability"] * 2, fold, 5)
     assert data.Z.dtype == np.float32 and data.B.dtype == np.int16
     for m, axis in enumerate(data.axes):
         z = data.Z[m].astype(float)
