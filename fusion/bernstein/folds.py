@@ -151,6 +151,11 @@ class FoldRule:
         """The number of folds of a content-assigned ``cv``."""
         return self.cv.n_splits if isinstance(self.cv, HashFolds) else int(self.cv)
 
+    def _check_rows(self, n: int) -> None:
+        """Refuse fewer rows than content-assigned folds."""
+        if n < self.n_folds:
+            raise ValueError(f"cv={self.cv} folds need at least {self.n_folds} rows, got {n}.")
+
     def _assign(self, keys: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Every binary row's fold in memory from its content key: dealt per class for an
         int ``cv``, the key modulo the folds for a ``HashFolds`` (as on dask)."""
@@ -170,10 +175,7 @@ class FoldRule:
         """``(train, test)`` pairs over rows with normalized scores ``U`` and labels ``y``
         (by content for an int ``cv``)."""
         if self.is_int:
-            if U.shape[0] < self.n_folds:
-                raise ValueError(
-                    f"cv={self.cv} folds need at least {self.n_folds} rows, got {U.shape[0]}."
-                )
+            self._check_rows(U.shape[0])
             return splits_from_folds(self._assign(self.keys(U, y), y), self.n_folds)
         return cv_splits(self.cv, y, self.random_state, kept=self.kept)
 
@@ -201,8 +203,7 @@ class FoldRule:
             raise ValueError(
                 "a dask fit assigns its folds by content: pass an int cv (or a HashFolds)."
             )
-        if n < self.n_folds:
-            raise ValueError(f"cv={self.cv} folds need at least {self.n_folds} rows, got {n}.")
+        self._check_rows(n)
         return self.n_folds
 
     def pairs(self, Z: np.ndarray, index: np.ndarray, sample: float = 1.0) -> np.ndarray:
@@ -222,8 +223,7 @@ class FoldRule:
         splits, whose test sets must not overlap."""
         r = Z.shape[1]
         if self.is_int:
-            if r < self.n_folds:
-                raise ValueError(f"cv={self.cv} folds need at least {self.n_folds} rows, got {r}.")
+            self._check_rows(r)
             return self.pairs(Z, index, sample), self.n_folds
         splits = cv_splits(self.cv, index, self.random_state, kept=self.kept)
         fold = np.full(r, -1, dtype=np.int64)

@@ -68,9 +68,9 @@ class MemberTerms:
     def add(self, eta: np.ndarray, z: np.ndarray) -> None:
         """``eta += c z + g(F(z))`` for one scorer's rows ``z`` (r, C)."""
         if self.compiled is None:
-            eta += self.c * np.asarray(z, dtype=np.float64)
-            u = self.lookup(np.asarray(z, dtype=np.float64).ravel()).reshape(-1, 1)
-            eta += evaluate(self.coef, u).reshape(eta.shape)
+            z = np.asarray(z, dtype=np.float64)
+            eta += self.c * z
+            eta += evaluate(self.coef, self.lookup(z.ravel()).reshape(-1, 1)).reshape(eta.shape)
             return
         kernel, grid, binom = self.compiled
         lk = self.lookup
