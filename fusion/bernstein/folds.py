@@ -47,10 +47,6 @@ __all__ = ["pair_keys", "in_sample", "by_content", "OUTSIDE", "Folds", "FoldRule
 
 #: The fold of a row outside the cross-validation's sample (trained on by the final fit only).
 OUTSIDE = -2
-#: (row, class) pairs per block of multi-class rows hashed at once.
-_BLOCK_PAIRS = 1 << 15
-
-
 #: Log-probabilities below this count as equal, and the others are rounded to multiples of
 #: :data:`FOLD_GRID`, in the content key of a multi-class row (:func:`pair_keys`).
 FOLD_FLOOR = -30.0
@@ -72,23 +68,14 @@ def pair_keys(Z: np.ndarray, index: np.ndarray, seed: int) -> np.ndarray:
     label enters through its class's log-probabilities, and the classes through a sum, so
     the order of the class columns does not matter either.
     """
+    from .hashing import pair_key_rows  # numba: imported by the first fit that needs it
+
     M, r, C = Z.shape
     out = np.empty(r, dtype=np.uint64)
-    step = max(1, _BLOCK_PAIRS // max(1, M * C))
     salt = (np.arange(1, M + 1, dtype=np.uint64) + np.uint64(seed) * np.uint64(M + 1)) * GOLDEN
-    with np.errstate(over="ignore"):
-        for start in range(0, r, step):
-            rows = slice(start, start + step)
-            idx = np.asarray(index[rows], dtype=np.intp)
-            h = np.zeros(idx.shape[0], dtype=np.uint64)
-            label = np.zeros(idx.shape[0], dtype=np.uint64)
-            for m in range(M):
-                z = Z[m, rows].astype(np.float64)
-                q = np.rint(np.maximum(z, FOLD_FLOOR) / FOLD_GRID).astype(np.int64).view(np.uint64)
-                # a sum over the classes: the same for any order of the columns
-                h += mix64(q ^ salt[m]).sum(axis=1, dtype=np.uint64)
-                label = mix64(label ^ q[np.arange(idx.shape[0]), idx] ^ salt[m])
-            out[rows] = mix64(h ^ label)
+    if Z.dtype not in (np.float32, np.float64):
+        Z = Z.astype(np.float64)
+    pair_key_rows(Z, np.asarray(index, dtype=np.intp), salt, FOLD_FLOOR, FOLD_GRID, out)
     return out
 
 

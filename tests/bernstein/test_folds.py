@@ -6,8 +6,9 @@ from scipy.special import log_softmax, softmax
 
 from fusion import HashFolds
 from fusion._cv import content_keys
-from fusion.bernstein.folds import OUTSIDE, FoldRule, in_sample, pair_keys
+from fusion.bernstein.folds import FOLD_FLOOR, FOLD_GRID, OUTSIDE, FoldRule, in_sample, pair_keys
 from fusion.bernstein.multiclass.pairs import member_log_probabilities
+from fusion.ecdf.sketch import GOLDEN, mix64
 
 
 def lp(S, scales=None):
@@ -125,6 +126,36 @@ def test_multiclass_keys_depend_only_on_each_row_content():
     # the order of the class columns does not matter (labels follow their columns)
     order = np.random.default_rng(1).permutation(5)
     np.testing.assert_array_equal(pair_keys(lp(S[:, :, order]), np.argsort(order)[y], 0), f)
+
+
+def _pair_keys_numpy(Z, index, seed):
+    """The keys in NumPy array passes: the reference of the compiled loop."""
+    M, r, C = Z.shape
+    salt = (np.arange(1, M + 1, dtype=np.uint64) + np.uint64(seed) * np.uint64(M + 1)) * GOLDEN
+    h = np.zeros(r, dtype=np.uint64)
+    label = np.zeros(r, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for m in range(M):
+            z = Z[m].astype(np.float64)
+            q = np.rint(np.maximum(z, FOLD_FLOOR) / FOLD_GRID).astype(np.int64).view(np.uint64)
+            h += mix64(q ^ salt[m]).sum(axis=1, dtype=np.uint64)
+            label = mix64(label ^ q[np.arange(r), index] ^ salt[m])
+        return mix64(h ^ label)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", [0, 7, 2**31 - 1])
+def test_multiclass_keys_compiled_equal_numpy(dtype, seed):
+    rng = np.random.default_rng(seed % 1000)
+    Z = (rng.normal(size=(3, 500, 20)) * 20 - 10).astype(dtype)
+    Z[0, :10, :5] = -np.inf  # a probability of 0
+    Z[1, 5:20] = 0.0
+    Z[2, 3, 3] = -0.0  # counts as 0.0
+    Z[2, 4, :] = FOLD_FLOOR - FOLD_GRID / 2  # below the floor, and exactly at a half
+    index = rng.integers(0, 20, 500)
+    keys = pair_keys(Z, index, seed)
+    np.testing.assert_array_equal(keys, _pair_keys_numpy(Z, index, seed))
+    assert np.unique(keys).size > 490  # no collapse (the equal rows 5..19 may share keys)
 
 
 def test_multiclass_keys_are_the_same_for_logits_log_probabilities_and_probabilities():

@@ -108,7 +108,7 @@ def _summary(Sb, yb, wb, i: int, scale) -> dict:
     Sb, yb, wb = _checked(Sb, yb, wb, i, scale)
     kept = wb > 0
     Sk = Sb[kept]
-    ranges = [ScoreRange.of(Sk[:, m, :]) for m in range(Sb.shape[1])]
+    ranges = ScoreRange.of_members(Sk)
     return {"labels": np.unique(yb[kept]), "n": int(kept.sum()), "w": float(wb.sum()),
             "ranges": ranges}  # fmt: skip
 

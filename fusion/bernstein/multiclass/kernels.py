@@ -241,3 +241,33 @@ def segment_lookup(knots: np.ndarray) -> tuple[float, float, np.ndarray]:
     knots = np.asarray(knots, dtype=np.float64)
     lo, scale, starts = bin_lookup(knots)
     return lo, scale, np.clip(starts - 1, 0, max(knots.shape[0] - 2, 0)).astype(np.intp)
+
+
+@njit(cache=True, nogil=True)
+def score_ranges(S, out, flags):  # pragma: no cover
+    """One pass over scores ``S`` (r, M, C) for :class:`~.pairs.ScoreRange`: ``out`` (3, M)
+    every scorer's smallest and largest finite score and largest distance of a row's sum
+    (in float64) from 1 (``inf`` if a row's sum is not finite), ``flags`` (3, M) whether
+    any score is ``-inf``, ``+inf``, NaN; both start as they are given."""
+    r, M, C = S.shape
+    for i in range(r):
+        for m in range(M):
+            lo, hi, s = out[0, m], out[1, m], 0.0
+            for k in range(C):
+                v = np.float64(S[i, m, k])
+                s += v
+                if v - v == 0.0:  # finite
+                    if v < lo:
+                        lo = v
+                    if v > hi:
+                        hi = v
+                elif v != v:
+                    flags[2, m] = True
+                elif v > 0.0:
+                    flags[1, m] = True
+                else:
+                    flags[0, m] = True
+            out[0, m], out[1, m] = lo, hi
+            dev = abs(s - 1.0)
+            if not dev <= out[2, m]:  # larger, or NaN / inf
+                out[2, m] = dev if dev - dev == 0.0 else np.inf

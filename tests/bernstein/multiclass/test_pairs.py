@@ -31,6 +31,39 @@ def _scale(S, base):
     return detect_scale(ScoreRange.of(S), base)
 
 
+def _range_numpy(S):
+    """One scorer's range in NumPy passes: the reference of the compiled pass."""
+    finite = np.isfinite(S)
+    vals = S[finite]
+    lo = float(vals.min()) if vals.size else np.inf
+    hi = float(vals.max()) if vals.size else -np.inf
+    with np.errstate(invalid="ignore"):
+        dev = float(np.max(np.abs(S.sum(axis=1, dtype=np.float64) - 1.0))) if S.size else 0.0
+    flags = bool(np.any(S == -np.inf)), bool(np.any(S == np.inf)), bool(np.isnan(S).any())
+    return lo, hi, dev if np.isfinite(dev) else np.inf, *flags
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("case", ["plain", "neg_inf", "pos_inf", "nan", "empty"])
+def test_score_ranges_compiled_equal_numpy(dtype, case):
+    rng = np.random.default_rng(len(case))
+    S = rng.normal(size=(200, 3, 7)) * 5
+    if dtype is np.int64:
+        S = np.rint(S)
+    elif case != "plain":
+        S[17, 1, 2] = {"neg_inf": -np.inf, "pos_inf": np.inf, "nan": np.nan}.get(case, 0.0)
+    if case == "empty":
+        S = S[:0]
+    S = S.astype(dtype)
+    got = ScoreRange.of_members(S)
+    for m in range(3):
+        want = _range_numpy(S[:, m, :])
+        r = got[m]
+        assert (r.lo, r.hi, r.neg_inf, r.pos_inf, r.nan) == (want[0], want[1], *want[3:])
+        assert r.sum_dev == pytest.approx(want[2], rel=1e-12) or r.sum_dev == want[2]
+        assert ScoreRange.of(S[:, m, :]) == r
+
+
 def test_scale_is_decided_by_the_range_and_the_row_sums_unless_given():
     P, _ = _scores()
     P = P[:, 0]
