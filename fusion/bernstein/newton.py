@@ -406,12 +406,13 @@ def _shared(hessian: Curvature, bb: BiasDiagonal | None, W: float) -> Curvature:
     """The shared curvature of a step, beyond ``DENSE_BIASES`` classes with the biases'
     diagonal from the problem's own last pass and their coupling to ``(c, theta)`` dropped.
 
-    A shared Hessian comes from a sample of pairs (``HESSIAN_PAIRS``): at C = 1,000 that
-    is 65 rows, too few to hold most classes, so its biases' block is no guide and the
-    biases' path at small ridges took 8-9 steps of exact Hessians per fold (145 s of a
-    324 s fit at n = 20,000, M = 5). The exact diagonal with the sampled coupling was
-    worse still (it does not fit the sampled block); without the coupling, 60 s. The line
-    search keeps every step a descent; the optimum does not change."""
+    A shared Hessian comes from a sample (``HESSIAN_PAIRS``, ``HESSIAN_ROWS``): at C =
+    1,000 that is 1,000 rows (once 65), too few to hold most classes often, so its biases'
+    block is no guide, and the biases' path at small ridges took 8-9 steps of exact
+    Hessians per fold (145 s of a 324 s fit at n = 20,000, M = 5). The exact diagonal with
+    the sampled coupling was worse still (it does not fit the sampled block); without the
+    coupling, 60 s. The line search keeps every step a descent; the optimum does not
+    change."""
     if bb is None or hessian.ab is None or hessian.bb.ndim != 1:
         return hessian
     return Curvature(hessian.aa, np.zeros_like(hessian.ab), bb.diag / W)

@@ -58,6 +58,9 @@ __all__ = [
     "Problem",
     "cv_path",
     "CV_ROWS",
+    "HESSIAN_PAIRS",
+    "HESSIAN_ROWS",
+    "hessian_share",
 ]
 
 #: Pairs whose weighted probability is below this are left out of the Hessian.
@@ -237,8 +240,23 @@ def _sparse(values: np.ndarray, columns: np.ndarray, ptr: np.ndarray, width: int
 
 #: The key of a problem over every row of the cross-validation (all folds' rows).
 CV_ROWS = "cv"
-#: The shared Hessian of a cross-validation path is evaluated on about this many pairs.
+#: The shared Hessian of a cross-validation path and of the final fit is evaluated on a
+#: sample of at least this many pairs and at least :data:`HESSIAN_ROWS` rows (all of them
+#: where there are fewer; see :func:`hessian_share`).
 HESSIAN_PAIRS = 1 << 16
+#: A Hessian of too few rows guides the steps of ``(c, theta)`` badly, and they converge
+#: linearly: with 2^16 pairs alone (65 rows at C = 1,000) an ImageNet-scale fit (n = 50,000,
+#: M = 5) took 13 steps of its final fit and 33 s for the biases' ridge 1e-4; with 1,000
+#: rows (about 0.7 s a Hessian) 5 steps and 9 s (benchmarks/RESULTS.md). Below about 100
+#: classes the pairs are the larger sample, as before.
+HESSIAN_ROWS = 1000
+
+
+def hessian_share(rows: float, n_classes: int) -> float:
+    """The share of ``rows`` (the cross-validation's, weights of mean 1) whose pairs make the
+    shared Hessian: :data:`HESSIAN_PAIRS` pairs and :data:`HESSIAN_ROWS` rows at least."""
+    return min(1.0, max(HESSIAN_PAIRS / (rows * n_classes), HESSIAN_ROWS / rows))
+
 
 #: Along a cross-validation path a fold stops after a full step that predicted at most this
 #: decrease of its mean loss.
@@ -294,9 +312,9 @@ def cv_path(
                 pb.x, pb.grad = np.concatenate([pb.x, np.zeros(C)]), None
         centre = np.mean([pb.x for pb in problems], axis=0)
         # one Hessian of (a sample of) the cross-validation's rows serves every fold (see
-        # fusion.bernstein.newton.solve); it only guides the steps, so a few hundred
-        # thousand pairs suffice
-        share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * C))  # weights: mean 1
+        # fusion.bernstein.newton.solve); it only guides the steps, so a sample of the
+        # pairs suffices
+        share = hessian_share(source.total(CV_ROWS), C)
         H = source.curvature(centre, share)
         solve(source, layout, problems, osqp_settings, ridge, hessian=H, stop=CV_STOP,
               refresh=lambda x, share=share: source.curvature(x, share),

@@ -17,7 +17,7 @@ from ..._warn import caller_level
 from ..newton import Problem, base_ridge, solve
 from ..plan import SharedPlan
 from ..results import SharedResult
-from .multinomial import CV_ROWS, HESSIAN_PAIRS, cv_path
+from .multinomial import CV_ROWS, cv_path, hessian_share
 from .pairs import MemberAxis, PairData, member_log_probabilities, member_scales, normalizer
 from .source import MemorySource, shared_layout
 from .toplabel import DEGREE, choose
@@ -167,7 +167,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
     final = Problem(key=None, x=x_start, lam=lam, total=source.total(None), tau=tau)
     curvature = None
     if chosen_folds is not None:  # steps of one pass each, guided by the folds' curvature
-        share = min(1.0, HESSIAN_PAIRS / (source.total(CV_ROWS) * source.n_classes))
+        share = hessian_share(source.total(CV_ROWS), source.n_classes)
         curvature = source.curvature(x_start, share)
     refresh = None if curvature is None else (lambda x: source.curvature(x, share))
     solve(source, layout, [final], settings, ridge, hessian=curvature, refresh=refresh)

@@ -12,9 +12,12 @@ from scipy.special import softmax
 from fusion.bernstein.folds import FoldRule
 from fusion.bernstein.multiclass.multinomial import (
     DENSE_BIASES,
+    HESSIAN_PAIRS,
+    HESSIAN_ROWS,
     Tables,
     block_losses,
     block_stats,
+    hessian_share,
 )
 from fusion.bernstein.multiclass.pairs import PairData, member_log_probabilities
 from fusion.bernstein.multiclass.source import MemorySource, bin_features, shared_layout
@@ -192,6 +195,17 @@ def test_a_shared_hessian_reaches_the_same_optimum_for_every_fold():
     for a, b in zip(exact, shared, strict=True):
         assert b.f == pytest.approx(a.f, abs=1e-8)
         np.testing.assert_allclose(b.x, a.x, atol=1e-3)
+
+
+@pytest.mark.parametrize("rows, C", [(40_000, 1000), (4_000, 1000), (8_000, 100), (40_000, 10),
+                                     (500, 10), (300, 3000)])  # fmt: skip
+def test_the_shared_hessian_sample_holds_enough_rows_and_pairs(rows, C):
+    share = hessian_share(rows, C)
+    assert 0 < share <= 1
+    assert share * rows >= min(rows, HESSIAN_ROWS) - 1e-9  # many classes: enough rows
+    assert share * rows * C >= min(rows * C, HESSIAN_PAIRS) - 1e-9  # few: enough pairs
+    # and no more than the larger of the two asks
+    assert share * rows <= max(HESSIAN_ROWS, HESSIAN_PAIRS / C) + 1e-9
 
 
 @pytest.mark.parametrize("exact_after", [None, 1])
