@@ -17,6 +17,9 @@ All on synthetic members (:mod:`.synthetic`), fits alternating in one process, m
 * (e) ImageNet scale (issue 26): C = 1,000, M = 5, n = 50,000, float32 probabilities, one
   fit in a subprocess as (c): its seconds (target 90) and peak memory over the input's size
   (target 3).
+
+(c) and (e) also time the fitted model's ``predict_proba`` on every row against temperature
+scaling's (after the peak memory is read).
 """
 
 from __future__ import annotations
@@ -148,7 +151,9 @@ def memory_child(path: str, threads: int = 1) -> dict:
     on 500 rows (imports and caches the fit loads lazily), reset the peak resident size,
     fit the default on every row; return the input's bytes, the resident size before the
     fit and the peak during it (``peak_reset`` says whether the peak could be reset; if not
-    it is the process's peak since it started)."""
+    it is the process's peak since it started). Then, after the peak is read, the seconds of
+    the fitted model's ``predict_proba`` on every row and of temperature scaling's (of the
+    averaged log-probabilities, fitted on the first 5,000 rows), its reference."""
     import resource
 
     from threadpoolctl import threadpool_limits
@@ -166,9 +171,16 @@ def memory_child(path: str, threads: int = 1) -> dict:
         reset = _reset_peak()
         rss_loaded = _status_bytes("VmRSS")
         t0 = time.perf_counter()
-        fusion.fit(S, y, classes=classes)
+        model = fusion.fit(S, y, classes=classes)
         seconds = time.perf_counter() - t0
-    peak = _status_bytes("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = _status_bytes("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        t0 = time.perf_counter()
+        model.predict_proba(S)
+        predict_seconds = time.perf_counter() - t0
+        ts = TemperatureOfAverage().fit(S[:5000], y[:5000])
+        t0 = time.perf_counter()
+        ts.predict_proba(S)
+        ts_predict_seconds = time.perf_counter() - t0
     return {
         "input_bytes": int(S.nbytes),
         "dtype": str(S.dtype),
@@ -176,6 +188,8 @@ def memory_child(path: str, threads: int = 1) -> dict:
         "peak_rss": int(peak),
         "peak_reset": reset,
         "seconds": seconds,
+        "predict_seconds": predict_seconds,
+        "ts_predict_seconds": ts_predict_seconds,
         "fusion": str(Path(fusion.__file__).resolve().parent),
     }
 
@@ -315,7 +329,7 @@ def memory_lines(mem: dict | None) -> list[str]:
         f"n = {mem['n']:,} ({mem['dtype']} input of {mem['input_bytes'] / 2**20:.0f} MiB), "
         f"in a subprocess that has loaded the data and fitted 500 rows once: {how} minus "
         f"the RSS before it = {mem['extra'] / 2**20:.0f} MiB, **{mem['ratio']:.2f} x the "
-        f"input** (fit {_s(mem['seconds'])} s).",
+        f"input** (fit {_s(mem['seconds'])} s). " + _predict_sentence(mem),
         "",
     ]
 
@@ -376,6 +390,17 @@ def imagenet_lines(mem: dict | None) -> list[str]:
         f"({mem['dtype']} input of {mem['input_bytes'] / 2**20:.0f} MiB), one fit in a "
         f"subprocess as (c): **{_s(seconds)} s** ({time_mark} target <= "
         f"{IMAGENET_SECONDS:g}), peak memory {mem['extra'] / 2**20:.0f} MiB = "
-        f"**{ratio:.2f} x the input** ({memory_mark} target <= {IMAGENET_MEMORY:g}).",
+        f"**{ratio:.2f} x the input** ({memory_mark} target <= {IMAGENET_MEMORY:g}). "
+        + _predict_sentence(mem),
         "",
     ]
+
+
+def _predict_sentence(mem: dict) -> str:
+    if "predict_seconds" not in mem:
+        return ""
+    ratio = mem["predict_seconds"] / max(mem["ts_predict_seconds"], 1e-12)
+    return (
+        f"`predict_proba` on the {mem['n']:,} rows: {_s(mem['predict_seconds'])} s, "
+        f"{ratio:.1f} x temperature scaling's ({_s(mem['ts_predict_seconds'])} s)."
+    )

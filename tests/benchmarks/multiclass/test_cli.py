@@ -93,8 +93,10 @@ def test_peak_memory_in_a_subprocess():
     assert mem["extra"] >= 0 and mem["ratio"] == mem["extra"] / mem["input_bytes"]
     # the subprocess fitted with the same fusion as this process
     assert mem["fusion"] == str(Path(fusion.__file__).resolve().parent)
+    assert mem["predict_seconds"] > 0 and mem["ts_predict_seconds"] > 0
     lines = "\n".join(memory_lines(mem))
     assert "(c) Peak memory of the default fit at C = 20, M = 2, n = 600" in lines
+    assert "`predict_proba` on the 600 rows" in lines
 
 
 def test_usage_errors(capsys):
