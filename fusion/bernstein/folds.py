@@ -129,7 +129,7 @@ class FoldRule:
         return cls(cv, random_state, fold_seed(own), kept)
 
     @property
-    def is_int(self) -> bool:
+    def content_assigned(self) -> bool:
         """Whether the folds are assigned by content (:func:`by_content`)."""
         return by_content(self.cv)
 
@@ -161,7 +161,7 @@ class FoldRule:
     def row_splits(self, U: np.ndarray, y: np.ndarray) -> list:
         """``(train, test)`` pairs over rows with normalized scores ``U`` and labels ``y``
         (by content for an int ``cv``)."""
-        if self.is_int:
+        if self.content_assigned:
             self._check_rows(U.shape[0])
             return splits_from_folds(self._assign(self.keys(U, y), y), self.n_folds)
         return cv_splits(self.cv, y, self.random_state, kept=self.kept)
@@ -186,7 +186,7 @@ class FoldRule:
 
     def check_dask(self, n: int) -> int:
         """The number of folds of a dask fit of ``n`` rows (content-assigned folds only)."""
-        if not self.is_int:
+        if not self.content_assigned:
             raise ValueError(
                 "a dask fit assigns its folds by content: pass an int cv (or a HashFolds)."
             )
@@ -209,7 +209,7 @@ class FoldRule:
         folds: for an int ``cv`` those of a dask fit (:meth:`pairs`), else from the given
         splits, whose test sets must not overlap."""
         r = Z.shape[1]
-        if self.is_int:
+        if self.content_assigned:
             self._check_rows(r)
             return self.pairs(Z, index, sample), self.n_folds
         splits = cv_splits(self.cv, index, self.random_state, kept=self.kept)
