@@ -407,7 +407,7 @@ def _shared(hessian: Curvature, bb: BiasDiagonal | None, W: float) -> Curvature:
     diagonal from the problem's own last pass and their coupling to ``(c, theta)`` dropped.
 
     A shared Hessian comes from a sample (``HESSIAN_PAIRS``, ``HESSIAN_ROWS``): at C =
-    1,000 that is 1,000 rows (once 65), too few to hold most classes often, so its biases'
+    1,000 that is 500 rows (once 65), too few to hold most classes often, so its biases'
     block is no guide, and the biases' path at small ridges took 8-9 steps of exact
     Hessians per fold (145 s of a 324 s fit at n = 20,000, M = 5). The exact diagonal with
     the sampled coupling was worse still (it does not fit the sampled block); without the

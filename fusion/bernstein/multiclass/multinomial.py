@@ -246,10 +246,11 @@ CV_ROWS = "cv"
 HESSIAN_PAIRS = 1 << 16
 #: A Hessian of too few rows guides the steps of ``(c, theta)`` badly, and they converge
 #: linearly: with 2^16 pairs alone (65 rows at C = 1,000) an ImageNet-scale fit (n = 50,000,
-#: M = 5) took 13 steps of its final fit and 33 s for the biases' ridge 1e-4; with 1,000
-#: rows (about 0.7 s a Hessian) 5 steps and 9 s (benchmarks/RESULTS.md). Below about 100
-#: classes the pairs are the larger sample, as before.
-HESSIAN_ROWS = 1000
+#: M = 5) took 13 steps of its final fit and 33 s for the biases' ridge 1e-4; with 500 or
+#: 1,000 rows 5 steps and 9 s (the whole fit 117 s -> 74 s). 500 rows cost the mid sizes
+#: less (C = 300, n = 3,000: 5.7 s against 5.9 s with 1,000; benchmarks/RESULTS.md). Below
+#: about 130 classes the 2^16 pairs are the larger sample, as before.
+HESSIAN_ROWS = 500
 
 
 def hessian_share(rows: float, n_classes: int) -> float:
