@@ -23,6 +23,9 @@ __all__ = [
     "splits_from_folds",
     "fold_ids",
     "paired_se",
+    "path_settled",
+    "CLEAR_RISE",
+    "FLAT",
     "one_se_pick",
     "one_se_index",
     "EDGE_SE_FRACTION",
@@ -317,6 +320,43 @@ def one_se_index(held: np.ndarray, w: np.ndarray) -> int:
     listed from the most penalized, unit weights ``w``."""
     mean = held @ w / w.sum()
     return one_se_pick(mean, paired_se(held, w, int(np.argmin(mean))))
+
+
+#: A held-out loss this many standard errors above a penalty path's minimum ends the path on
+#: its own (:func:`path_settled`).
+CLEAR_RISE = 3.0
+#: A rise of a path's held-out loss within this share of its minimum is flat: the standard
+#: error :func:`path_settled` compares rises with is at least this share of the minimum.
+FLAT = 1e-4
+
+
+def path_settled(mean: np.ndarray, se: np.ndarray, patience: int) -> bool:
+    """Whether the rest of a penalty path (from the most penalized; ``mean`` its held-out
+    losses so far, ``se`` the paired standard errors of their excess over the lowest) cannot
+    change the one-standard-error pick: the loss has risen above its minimum by more than
+    the standard error at the last ``patience`` penalties, or by more than
+    :data:`CLEAR_RISE` of them at the last one. The one rule of every Bernstein path
+    (binary, multi-class).
+
+    A flat stretch is no such evidence: a curve flat from ``lam = inf`` to 1 went on to fall
+    by 0.01 at 1e-4 (a CIFAR-100 network), so the path goes on through it. A clear rise is:
+    smaller penalties fit the training folds closer still (at C = 1,000, M = 5 and n =
+    10,000 the class biases' ridge 1e-3 was 4.4 standard errors above 1e-2; 1e-4, worse
+    again by 0.036, took a quarter of the fit's time). The standard error counts as at
+    least :data:`FLAT` of the minimum: at the start of a path nearly equal models can score
+    a few 1e-5 above ``lam = inf`` with paired standard errors smaller still, and the path
+    stopped there on 2 of 10 fold seeds of a CIFAR-100 network (0.04 of test log-loss lost).
+    """
+    mean = np.asarray(mean, dtype=float)
+    last = mean.shape[0] - 1
+    best = int(np.argmin(mean))
+    if last == best:
+        return False
+    se = np.maximum(np.asarray(se, dtype=float), FLAT * abs(mean[best]))
+    rise = mean - mean[best]
+    if rise[last] > CLEAR_RISE * se[last]:
+        return True
+    return bool(last - best >= patience and np.all(rise[-patience:] > se[-patience:]))
 
 
 # ---------------------------------------------------------------------------------------------

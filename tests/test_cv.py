@@ -17,6 +17,7 @@ from fusion._cv import (
     one_se_index,
     one_se_pick,
     paired_se,
+    path_settled,
 )
 
 
@@ -188,3 +189,46 @@ def test_an_edge_no_better_than_its_neighbour_does_not_matter_and_a_missing_one_
     assert not edge_matters(mean, se, 5, 4)
     mean[4] = np.nan  # the path stopped before the neighbour
     assert edge_matters(mean, se, 5, 4)
+
+
+@pytest.mark.parametrize(
+    ("mean", "se", "settled"),
+    [
+        ([1.0, 1.0, 1.0, 1.0], [0.0, 0.01, 0.01, 0.01], False),  # flat: may still fall
+        ([1.0, 0.9, 0.95], [0.01, 0.0, 0.01], True),  # a clear rise ends the path at once
+        ([1.0, 0.9, 0.902], [0.01, 0.0, 0.001], False),  # two standard errors: wait
+        ([1.0, 0.9, 0.902, 0.903], [0.01, 0.0, 0.001, 0.002], True),  # twice beyond one
+        ([1.0, 0.9, 0.95, 0.85], [0.01, 0.0, 0.01, 0.01], False),  # a new minimum: go on
+        # rises of a few 1e-5 are flat however small their standard errors
+        ([1.0, 1.00003, 1.00004], [0.0, 1e-7, 1e-7], False),
+        ([0.3, 0.30002, 0.30003], [0.0, 1e-8, 1e-8], False),  # a binary log-loss's scale
+        ([0.3, 0.3001, 0.3002], [0.0, 1e-8, 1e-8], True),  # beyond FLAT: a rise
+    ],
+)
+def test_a_penalty_path_settles_on_a_clear_rise_never_on_a_flat_stretch(mean, se, settled):
+    assert path_settled(np.array(mean), np.array(se), patience=2) is settled
+
+
+def test_the_binary_path_stops_where_the_rule_says(monkeypatch):
+    from fusion import BernsteinFusion
+    from fusion.bernstein.binary import logistic
+
+    calls = []
+
+    def spy(mean, se, patience):
+        out = path_settled(mean, se, patience)
+        calls.append((np.array(mean), out))
+        return out
+
+    monkeypatch.setattr(logistic, "path_settled", spy)
+    rng = np.random.default_rng(0)
+    S = rng.random((600, 2))
+    y = (rng.random(600) < S.mean(axis=1)).astype(int)
+    BernsteinFusion().fit(S, y)
+    assert calls  # the paths asked the rule
+    # a path's losses so far grow by one penalty per call; after "settled" it asks no more
+    # (a call that extends those losses would be the same path going on)
+    for (a, settled), (b, _) in zip(calls, calls[1:], strict=False):
+        extends = b.shape[0] > a.shape[0] and np.array_equal(b[: a.shape[0]], a)
+        assert not (settled and extends)
+    assert any(settled for _, settled in calls)  # and some path did stop early here

@@ -30,7 +30,6 @@ from .binary.semiparametric import fit_logistic
 from .binary.source import MemoryRows
 from .dask.collections import is_dask, is_multiclass_dask
 from .multiclass.model import SharedModel
-from .multiclass.pairs import member_log_probabilities, member_scales
 from .multiclass.shared import compare, fit_rows
 from .plan import (
     DEFAULT_DEGREE_GRID,
@@ -593,12 +592,12 @@ class BernsteinFusion(FusionEstimator):
     def _fit_better_multiclass(self, S, classes, index, sample_weight) -> None:
         """Both multi-class models, and the one with the lower held-out log-loss on the same
         folds (:func:`.multiclass.shared.compare`)."""
-        shared, held_shared, plan = self._fit_shared(S, classes, index, sample_weight)
+        shared, held_shared, folds = self._fit_shared(S, classes, index, sample_weight)
+        if held_shared is None:  # no cross-validation to compare the two on
+            self._adopt(self._blank())
+            self._take(shared)
+            return
         w = check_sample_weight(sample_weight, S.shape[0])
-        kept = w > 0
-        folds = np.full(S.shape[0], -1, dtype=np.int64)
-        Z = member_log_probabilities(S[kept], member_scales(S[kept], self.base))
-        folds[kept] = plan.folds.pair_folds(Z, index[kept], plan.sample)[0]
         held_per_class = self._fit_per_class(S, classes, index, sample_weight, folds)
         scores, per_class = compare(held_shared, held_per_class, w)
         if per_class:  # the per-class model, fitted on this estimator
@@ -609,13 +608,14 @@ class BernsteinFusion(FusionEstimator):
 
     def _fit_shared(self, S: np.ndarray, classes, index, sample_weight):
         """The class-shared model (:func:`.multiclass.shared.fit_rows`): its fitted
-        attributes, every row's held-out log-loss and the plan."""
+        attributes, every row's held-out log-loss and test fold (None without
+        cross-validation)."""
 
         def plan_for(n, M, C, kept):
             return planning.shared_plan(self, n, M, C, kept)
 
-        fit, held, plan = fit_rows(S, index, sample_weight, self.base, plan_for)
-        return fit.attributes(classes), held, plan
+        fit, held, folds = fit_rows(S, index, sample_weight, self.base, plan_for)
+        return fit.attributes(classes), held, folds
 
     def _fit_shared_dask(self, S, y, sample_weight, classes) -> None:
         """The class-shared model on dask scores (:mod:`.dask.shared`)."""

@@ -56,6 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from ..._cv import path_settled
 from ..._solver import StepQPSolver
 from ..newton import (
     MAX_NEWTON,
@@ -335,11 +336,12 @@ def cv_path(
     :class:`fusion._progress.Progress` told of every ``lambda`` done (``label`` names the
     candidate).
 
-    Folds advance together, one ``lambda`` at a time, so that the path can stop early: once
-    the mean loss has exceeded the best one by more than its (paired) standard error at
-    ``patience`` consecutive ``lambda`` values, smaller ones cannot be picked by the
-    one-standard-error rule unless the curve turned down again, which penalized fits of this
-    kind do not do in practice.
+    Folds advance together, one ``lambda`` at a time, so that the path can stop early, by
+    the rule of every Bernstein path (:func:`fusion._cv.path_settled`): once the mean loss
+    has clearly risen above the best one (beyond its paired standard error at ``patience``
+    consecutive ``lambda`` values, or three of them at once; a rise within ``FLAT`` of the
+    minimum is flat), smaller ones cannot be picked by the one-standard-error rule unless
+    the curve turned down again, which penalized fits of this kind do not do in practice.
     """
     loss = LogisticLoss({f: train for f, (train, _) in enumerate(folds)})
     problems = [
@@ -366,10 +368,7 @@ def cv_path(
         path = PathResult(
             np.array(done), np.array(negs), np.array(poss), wneg, wpos, sumw2, sols, groups
         )
-        mean = path.mean
-        best = int(np.argmin(mean))
-        if len(done) - 1 - best >= patience:
-            se = path.paired_se(best)
-            if np.all(mean[-patience:] - mean[best] > se[-patience:]):
-                break
+        best = int(np.argmin(path.mean))
+        if best < len(done) - 1 and path_settled(path.mean, path.paired_se(best), patience):
+            break
     return path

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..._cv import path_settled
 from ..newton import BiasDiagonal, Curvature, Problem, solve
 from ..structure import Layout
 
@@ -330,36 +331,8 @@ def cv_path(
     return SharedPath(done, np.array(held), w, sols)
 
 
-#: A held-out loss this many paired standard errors above the path's minimum ends the path
-#: on its own (see :func:`_settled`).
-CLEAR_RISE = 3.0
-#: Held-out losses within this share of the path's minimum count as flat: the standard
-#: error :func:`_settled` compares rises with is at least this share of the minimum.
-FLAT = 1e-4
-
-
 def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:
-    """Whether the rest of a path cannot change the one-standard-error pick: the held-out
-    loss has risen above its minimum by more than the standard error at the last
-    ``patience`` penalties (as in :func:`fusion.bernstein.binary.logistic.cv_path`), or by
-    more than :data:`CLEAR_RISE` of them at the last one. A flat stretch is no such
-    evidence: a curve flat from ``lam = inf`` to 1 went on to fall by 0.01 at 1e-4 (a
-    CIFAR-100 network), so the path goes on through it. A clear rise is: smaller penalties
-    fit the training folds closer still (at C = 1,000, M = 5 and n = 10,000 the class biases'
-    ridge 1e-3 was 4.4 standard errors above 1e-2; 1e-4, worse again by 0.036, took a
-    quarter of the fit's time). Both rules take the standard error as at least :data:`FLAT`
-    of the minimum: at the start of a path nearly equal models can score a few 1e-5 above ``lam =
-    inf`` with paired standard errors smaller still, and the path stopped there on 2 of 10
-    fold seeds of a CIFAR-100 network (0.04 of test log-loss lost)."""
+    """:func:`fusion._cv.path_settled` of the held-out losses ``(n_settings, n_rows)``
+    so far, their standard errors from ``se_rule``."""
     mean = losses @ w / w.sum()
-    last = mean.shape[0] - 1
-    best = int(np.argmin(mean))
-    if last == best:
-        return False
-    # a rise within FLAT of the minimum is flat (and a clear rise 3 FLAT), however small
-    # the paired standard error
-    se = np.maximum(se_rule(losses, w, best), FLAT * abs(mean[best]))
-    rise = mean - mean[best]
-    if rise[last] > CLEAR_RISE * se[last]:
-        return True
-    return bool(last - best >= patience and np.all(rise[-patience:] > se[-patience:]))
+    return path_settled(mean, se_rule(losses, w, int(np.argmin(mean))), patience)

@@ -32,7 +32,9 @@ def fit_rows(S: np.ndarray, index: np.ndarray, sample_weight, base: str, plan_fo
     gives the :class:`~fusion.bernstein.plan.SharedPlan` (``kept``: the rows of positive
     weight). Returns the result, every row's held-out log-loss of the cross-validation at
     the chosen penalties (NaN for a row of zero weight; None without cross-validation) and
-    the plan."""
+    every row's test fold (-1 for a row of zero weight, ``folds.OUTSIDE`` outside
+    the cross-validation's sample; None without cross-validation), which a model compared
+    with this one must be scored on."""
     n, M, C = S.shape
     w = check_sample_weight(sample_weight, n)
     kept = w > 0
@@ -51,11 +53,14 @@ def fit_rows(S: np.ndarray, index: np.ndarray, sample_weight, base: str, plan_fo
     if plan.searches:
         fold, n_folds = plan.folds.pair_folds(Z, index, plan.sample)
     fit = fit_memory(Z, index, w / w.mean(), scales, plan, fold, n_folds, float(w.sum()))
-    held = None
+    held = folds = None
     if fit.heldout is not None:
         held = np.full(kept.shape[0], np.nan)
-        held[np.flatnonzero(kept)] = fit.heldout
-    return fit, held, plan
+        held[kept] = fit.heldout
+    if fold is not None:
+        folds = np.full(kept.shape[0], -1, dtype=np.int64)
+        folds[kept] = fold
+    return fit, held, folds
 
 
 def compare(held_shared, held_per_class, w: np.ndarray) -> tuple[dict | None, bool]:
