@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..ecdf.sketch import MIX1, MIX2
+
 __all__ = ["pair_key_rows"]
 
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 # every operand a uint64: numba promotes uint64 with a signed int to float64
 _S27, _S30, _S31 = np.uint64(27), np.uint64(30), np.uint64(31)
 
@@ -24,9 +24,9 @@ _S27, _S30, _S31 = np.uint64(27), np.uint64(30), np.uint64(31)
 @njit(cache=True, nogil=True, inline="always")
 def _mix(h):  # pragma: no cover - compiled
     h ^= h >> _S30
-    h *= _MIX1
+    h *= MIX1
     h ^= h >> _S27
-    h *= _MIX2
+    h *= MIX2
     h ^= h >> _S31
     return h
 

@@ -82,6 +82,8 @@ __all__ = [
     "select_knots",
     "CANDIDATE_FACTOR",
     "GOLDEN",
+    "MIX1",
+    "MIX2",
     "mix64",
     "counts_at_knots",
     "mid_values",
@@ -182,10 +184,11 @@ def merge_summaries(summaries: list[Summary], size: int | None) -> Summary:
 CANDIDATE_FACTOR = 16
 
 
-#: splitmix64's increment and the multipliers of its output function.
+#: splitmix64's increment and the multipliers of its output function (:func:`mix64`; also
+#: the compiled content keys, fusion/bernstein/hashing.py).
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
+MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 def mix64(h: np.ndarray) -> np.ndarray:
@@ -194,9 +197,9 @@ def mix64(h: np.ndarray) -> np.ndarray:
     Also the content keys of the folds (:func:`fusion._cv.content_keys`)."""
     with np.errstate(over="ignore"):
         h ^= h >> np.uint64(30)
-        h *= _MIX1
+        h *= MIX1
         h ^= h >> np.uint64(27)
-        h *= _MIX2
+        h *= MIX2
         h ^= h >> np.uint64(31)
     return h
 
