@@ -323,7 +323,9 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
             ``classes`` gives their order, for the methods that support it (see
             :mod:`fusion._multiclass`). One network's class scores may be passed as an
             ``(n, C)`` array when the labels hold ``C >= 3`` classes (or ``classes`` lists
-            them): it is then ``S[:, None, :]`` (M = 1). Tensors of a deep-learning framework
+            them): it is then ``S[:, None, :]`` (M = 1); so may a DataFrame, whose column
+            names, where they include every label of ``y``, give ``classes`` (the columns'
+            order). Tensors of a deep-learning framework
             (also with grad, in bfloat16, on a GPU) are taken as they come
             (:func:`fusion._tensors.host_array`), here and in prediction.
         y : array-like of shape (n,)
@@ -349,7 +351,7 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         y, sample_weight = host_array(y), host_array(sample_weight)
         S3 = multiclass_scores(S)
         if S3 is None:
-            S3 = single_network_scores(S, y, classes)
+            S3, classes = single_network_scores(S, y, classes)
         # The thread count of the fit's dense algebra is decided here, once: its products
         # are small (tens to hundreds of coefficients), so BLAS threads gain nothing and, on
         # a busy machine, spin (a default fit at M = 6, n = 10,000 took 74 s with the

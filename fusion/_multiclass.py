@@ -40,6 +40,7 @@ from ._tensors import host_arrays
 __all__ = [
     "multiclass_scores",
     "single_network_scores",
+    "check_frame_columns",
     "check_multiclass_targets",
     "resolve_classes",
     "column_of",
@@ -108,20 +109,28 @@ def multiclass_scores(S) -> np.ndarray | None:
     return S
 
 
-def single_network_scores(S, y, classes=None) -> np.ndarray | None:
-    """One network's class scores ``S`` (n, C) as multi-class input ``(n, 1, C)``, or None.
+def single_network_scores(S, y, classes=None) -> tuple[np.ndarray | None, object]:
+    """One network's class scores ``S`` (n, C) as multi-class input ``(n, 1, C)`` (or None),
+    with the classes of its columns.
 
     A 2-D array is binary input (one column per scorer) unless the labels say otherwise:
     ``classes`` listing ``C >= 3`` labels, one per column, or ``y`` holding exactly ``C >= 3``
     distinct labels make its columns the class scores of one network (M = 1), so that
     calibrating a single network is ``fusion.fit(logits, y)``. With fewer labels than
     columns the reading is ambiguous (scorers, or a network whose classes are not all in
-    the sample): pass ``classes`` or ``S[:, None, :]``. A DataFrame, a dask array or
-    anything not 2-D is None.
+    the sample): pass ``classes`` or ``S[:, None, :]``. A dask array or anything not 2-D is
+    None.
+
+    A DataFrame is read the same way. Where its column names include every label of ``y``,
+    they name the classes, in the columns' order: without ``classes`` they are the classes
+    (so columns in another order than the sorted labels are not matched to the wrong
+    labels); a ``classes`` listing the same names in another order contradicts them and is
+    refused. Returns ``(scores, classes)``; ``classes`` is the argument otherwise.
     """
     S = host_arrays(S)
-    if hasattr(S, "columns") or callable(getattr(S, "__dask_graph__", None)) or _ndim(S) != 2:
-        return None
+    if callable(getattr(S, "__dask_graph__", None)) or _ndim(S) != 2:
+        return None, classes
+    names = list(S.columns) if hasattr(S, "columns") else None
     S = np.asarray(S)
     C = S.shape[1]
     if classes is not None:
@@ -131,7 +140,44 @@ def single_network_scores(S, y, classes=None) -> np.ndarray | None:
             one = y is not None and np.unique(np.asarray(y).reshape(-1)).shape[0] == C >= 3
         except TypeError:  # labels that do not compare: the binary check explains
             one = False
-    return multiclass_scores(S[:, None, :]) if one else None
+    if not one:
+        return None, classes
+    if names is not None:
+        classes = _column_classes(names, y, classes)
+    return multiclass_scores(S[:, None, :]), classes
+
+
+def _column_classes(names: list, y, classes):
+    """The classes of a DataFrame's columns ``names`` (see :func:`single_network_scores`)."""
+    if len(set(names)) != len(names):
+        return classes
+    if classes is not None:
+        given = list(np.asarray(classes).reshape(-1))
+        if set(given) == set(names) and given != names:
+            raise ValueError(
+                f"classes={given!r} lists the DataFrame's column names in another order than "
+                f"its columns {names!r}; classes must give the label of every column in the "
+                "columns' order. Pass classes=list(S.columns), or reorder the columns."
+            )
+        return classes
+    try:
+        labels = np.unique(np.asarray(y).reshape(-1)).tolist()
+    except TypeError:
+        return classes
+    return names if set(labels) <= set(names) else classes
+
+
+def check_frame_columns(S, classes) -> None:
+    """Refuse a DataFrame of one network's scores whose column names are the model's classes
+    in another order (predicting from it would match columns to the wrong classes)."""
+    if not hasattr(S, "columns"):
+        return
+    names, known = list(S.columns), list(np.asarray(classes).reshape(-1))
+    if len(set(names)) == len(names) and set(names) == set(known) and names != known:
+        raise ValueError(
+            f"the DataFrame's columns {names!r} are the model's classes in another order than "
+            f"classes_ {known!r}; pass S[model.classes_] (columns in classes_' order)."
+        )
 
 
 def _check_kind(arrays) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._cv import content_folds
 from ._multiclass import (
+    check_frame_columns,
     check_multiclass_targets,
     couple,
     fit_coupling,
@@ -146,6 +147,7 @@ class PerClassFusion:
     def _multiclass_proba(self, S) -> np.ndarray:
         S3 = multiclass_scores(S)
         if S3 is None and self.n_features_in_ == 1 and np.ndim(S) == 2:  # one network (n, C)
+            check_frame_columns(S, self.classes_)
             S3 = multiclass_scores(np.asarray(S)[:, None, :])
         if S3 is None or S3.shape[1:] != (self.n_features_in_, self.n_classes_):
             raise ValueError(

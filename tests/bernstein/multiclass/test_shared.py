@@ -236,6 +236,33 @@ def test_one_network_is_a_two_dimensional_array_of_its_class_scores():
     assert (partial.n_features_in_, partial.n_classes_) == (1, 6)
 
 
+def test_one_network_as_a_dataframe_whose_columns_name_the_classes():
+    pd = pytest.importorskip("pandas")
+    S, y, St, yt, _ = ensemble(1_500, C=5, seed=26, n_test=300)
+    names = np.array(["cat", "dog", "emu", "owl", "yak"])
+    order = [3, 0, 4, 1, 2]  # the network's column order, not the sorted labels'
+    logits, test = np.log(S[:, 1][:, order]), np.log(St[:, 1][:, order])
+    frame = pd.DataFrame(logits, columns=names[order])
+    model = fusion.fit(frame, names[y])
+    assert list(model.classes_) == list(names[order])  # the columns' names, in their order
+    ref = fusion.fit(logits, names[y], classes=names[order])
+    P = model.predict_proba(pd.DataFrame(test, columns=names[order]))
+    np.testing.assert_array_equal(P, ref.predict_proba(test))
+    # every class's probability is the one of its named column: accuracy is the network's
+    assert np.mean(model.predict(test) == names[yt]) == np.mean(np.argmax(St[:, 1], 1) == yt)
+    with pytest.raises(ValueError, match=r"another order than classes_"):
+        model.predict_proba(pd.DataFrame(test, columns=names[order])[sorted(names)])
+    with pytest.raises(ValueError, match=r"in another order than its columns"):
+        fusion.fit(frame, names[y], classes=sorted(names))
+    # columns not named by the labels: the sorted labels, as for an array
+    plain = fusion.fit(pd.DataFrame(np.log(S[:, 1])), y)
+    np.testing.assert_array_equal(plain.classes_, np.arange(5))
+    np.testing.assert_array_equal(
+        plain.predict_proba(np.log(St[:, 1])),
+        fusion.fit(np.log(S[:, 1]), y).predict_proba(np.log(St[:, 1])),
+    )
+
+
 def test_top_label_correction_earns_its_place_and_nests_the_model():
     # one network whose calibrated distribution is its softmax reweighted by a known feasible
     # correction (a top-versus-all distortion no temperature removes); the member's own g is
