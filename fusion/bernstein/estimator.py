@@ -28,7 +28,7 @@ from .binary.model import BinaryModel
 from .binary.rank_only import fit_rank_only
 from .binary.semiparametric import fit_logistic
 from .binary.source import MemoryRows
-from .dask.collections import is_dask, is_multiclass_dask
+from .dask.collections import is_dask, is_multiclass_dask, single_network_dask
 from .multiclass.model import SharedModel
 from .multiclass.shared import compare, fit_rows
 from .plan import (
@@ -470,6 +470,7 @@ class BernsteinFusion(FusionEstimator):
         -------
         self
         """
+        S = single_network_dask(S, y, classes)  # one network's (n, C) dask array
         if is_multiclass_dask(S) or is_dask(S):
             # As the in-memory fit: on a fresh copy, adopted only when it succeeds, its dense
             # algebra on the client with one BLAS thread (see FusionEstimator.fit).
@@ -661,6 +662,13 @@ class BernsteinFusion(FusionEstimator):
         proba : ndarray or dask array of shape (n, 2)
             Columns follow ``classes_``; the second is ``P(Y = classes_[1])``.
         """
+        if (
+            self._is_multiclass()
+            and self.n_features_in_ == 1
+            and is_dask(S)
+            and getattr(S, "ndim", 0) == 2
+        ):
+            S = S[:, None, :]  # one network's (n, C) dask array
         if is_multiclass_dask(S):
             from .dask import shared as dask_shared
 
@@ -698,7 +706,12 @@ class BernsteinFusion(FusionEstimator):
         return self._model(U.shape[1]).proba(U, S, self._proba_bounds())
 
     def predict(self, S):
-        """Labels at threshold 0.5 (the negative class on an exact tie); lazy for dask input."""
+        """Labels at threshold 0.5 (the negative class on an exact tie); multi-class, the class
+        of the largest probability (the first column on a tie); lazy for dask input."""
+        if self._is_multiclass() and (is_dask(S) or is_multiclass_dask(S)):
+            classes = self.classes_
+            top = self.predict_proba(S).argmax(axis=1)
+            return top.map_blocks(lambda i: classes[i], dtype=classes.dtype)
         if is_dask(S):
             from .dask import binary as dask_binary
 

@@ -15,6 +15,7 @@ __all__ = [
     "SPLIT_EVERY",
     "is_dask",
     "is_multiclass_dask",
+    "single_network_dask",
     "dask_modules",
     "tree_reduce",
     "score_array",
@@ -41,6 +42,30 @@ def is_multiclass_dask(S) -> bool:
     if isinstance(S, (list, tuple)):
         return bool(S) and all(is_dask(s) for s in S)
     return is_dask(S) and getattr(S, "ndim", 0) == 3
+
+
+def single_network_dask(S, y, classes=None):
+    """A 2-D dask array ``S`` (n, C) as one network's class scores ``S[:, None, :]`` (lazy),
+    when the labels say so as for an array in memory
+    (:func:`fusion._multiclass.single_network_scores`): ``classes`` listing ``C >= 3`` labels,
+    or ``y`` holding exactly ``C >= 3`` distinct labels (one pass over ``y``); else ``S``."""
+    if not (is_dask(S) and getattr(S, "ndim", 0) == 2 and not hasattr(S, "columns")):
+        return S
+    C = S.shape[1]
+    if not (isinstance(C, (int, np.integer)) and C >= 3):
+        return S
+    if classes is not None:
+        one = np.size(classes) == C
+    elif y is None:
+        one = False
+    else:
+        if is_dask(y):
+            _, da = dask_modules()
+            labels = (y.unique() if hasattr(y, "unique") else da.unique(y)).compute()
+        else:
+            labels = np.unique(np.asarray(y).reshape(-1))
+        one = np.asarray(labels).shape[0] == C
+    return S[:, None, :] if one else S
 
 
 def dask_modules():

@@ -54,6 +54,25 @@ def test_a_list_of_dask_arrays_and_unseen_classes(client, data):
     np.testing.assert_allclose(model.predict_proba(St), ref.predict_proba(St), atol=1e-6, rtol=0)
 
 
+def test_one_network_as_a_two_dimensional_dask_array_and_predicted_labels(client, data):
+    S, y, _, St = data
+    net, test = np.log(S[:, 0]), np.log(St[:, 0])  # one network's (n, C) log-probabilities
+    ref = BernsteinFusion().fit(net, y)
+    model = BernsteinFusion().fit(da.from_array(net, chunks=(500, 12)), da.from_array(y, 500))
+    assert (model.n_features_in_, model.n_classes_) == (1, 12)
+    np.testing.assert_allclose(model.predict_proba(test), ref.predict_proba(test), atol=1e-6)
+    lazy = da.from_array(test, chunks=(200, 12))
+    np.testing.assert_allclose(model.predict_proba(lazy).compute(), model.predict_proba(test),
+                               atol=1e-15, rtol=0)  # fmt: skip
+    # labels of a multi-class model from dask input: the class of the largest probability
+    for X in (lazy, da.from_array(test[:, None, :], chunks=(200, 1, 12))):
+        labels = model.predict(X)
+        assert isinstance(labels, da.Array)
+        np.testing.assert_array_equal(labels.compute(), model.predict(test))
+    named = BernsteinFusion().fit(da.from_array(net, chunks=(500, 12)), y, classes=range(12))
+    np.testing.assert_allclose(named.predict_proba(test), ref.predict_proba(test), atol=1e-6)
+
+
 def test_dask_input_errors_are_clear(client, data):
     S, y, _, _ = data
     Sd, yd = da.from_array(S, chunks=(500, 2, 12)), da.from_array(y, chunks=500)
