@@ -227,6 +227,23 @@ def test_multiclass_brier_and_log_loss_match_sklearn(seed):
     )
 
 
+def test_labels_name_the_columns_in_their_order():
+    # a fused model fitted with classes= in the networks' order has classes_ in that order;
+    # labels=classes_ scores its predict_proba as the same matrix with sorted columns
+    rng = np.random.default_rng(5)
+    P = _softmax_rows(rng, 400, 4)
+    names = np.array(["owl", "cat", "yak", "emu"])  # the columns' order
+    y = names[[rng.choice(4, p=row) for row in P]]
+    order = np.argsort(names)
+    for metric in (metrics.brier_score, metrics.log_loss, metrics.top_label_ece,
+                   metrics.classwise_ece, metrics.top_label_smooth_ece):  # fmt: skip
+        assert metric(y, P, labels=names) == pytest.approx(metric(y, P[:, order]), abs=1e-12)
+    keep = y != "cat"  # a class absent from y, the columns unsorted
+    assert metrics.log_loss(y[keep], P[keep], labels=names) == pytest.approx(
+        sk_log_loss(y[keep], P[keep][:, order], labels=names[order])
+    )
+
+
 def test_multiclass_metrics_follow_sorted_labels_not_order_of_appearance():
     rng = np.random.default_rng(2)
     P = _softmax_rows(rng, 300, 3)
@@ -327,9 +344,10 @@ def test_multiclass_ece_is_small_for_a_calibrated_forecaster():
         (lambda: metrics.brier_score([0, 1, 2], np.full((3, 4), 0.25)), "labels="),
         (lambda: metrics.brier_score([0, 1, 2], np.full((3, 3), 0.3)), "sum to 1"),
         (
-            lambda: metrics.top_label_ece(["b", "a", "c"], np.eye(3), labels=["c", "b", "a"]),
-            "sorted",
+            lambda: metrics.top_label_ece(["b", "a", "c"], np.eye(3), labels=["c", "b", "c"]),
+            "distinct",
         ),
+        (lambda: metrics.log_loss(["b", "a"], np.eye(2), labels=["b", "a"]), "sorted"),
         (lambda: metrics.classwise_ece([0, 1, 5], np.eye(3), labels=[0, 1, 2]), r"\[5\]"),
         (lambda: metrics.log_loss([0, 1, 2], np.eye(3), labels=[0, 1]), "2 classes"),
         (lambda: metrics.top_label_ece([0, 1, 2], np.eye(3), pos_label=1), "labels= instead"),

@@ -117,6 +117,21 @@ def test_multiclass_models_save_and_load_bit_for_bit(tmp_path):
     np.testing.assert_array_equal(loaded.predict_proba(S), model.predict_proba(S))
 
 
+@pytest.mark.parametrize("method", ["bernstein", "rpr"])
+def test_a_model_with_classes_in_column_order_saves_and_loads(method, tmp_path):
+    # classes= in the networks' column order (not sorted): classes_ keeps it through a file
+    S, y, _ = simulate(500, seed=7)
+    names = np.array(["dog", "ant", "yak", "cat"])
+    kw = FAST.get(method, {})
+    model = fusion.fit(S, names[y], classes=names, method=method, **kw)
+    np.testing.assert_array_equal(model.classes_, names)
+    model.save(tmp_path / "m.fusion")
+    loaded = fusion.load(tmp_path / "m.fusion")
+    np.testing.assert_array_equal(loaded.classes_, names)
+    np.testing.assert_array_equal(loaded.predict_proba(S), model.predict_proba(S))
+    np.testing.assert_array_equal(loaded.predict(S), model.predict(S))
+
+
 @pytest.mark.parametrize(
     ("make_input", "match"),
     [

@@ -782,6 +782,11 @@ class BernsteinFusion(FusionEstimator):
         """
         check_is_fitted(self, "classes_")
         if self._is_multiclass():
+            if getattr(self, "multiclass_", None) == "shared":
+                raise ValueError(
+                    "predict_interval is for binary models; the class-shared multi-class "
+                    "model has no bootstrap intervals (fit it with n_bootstrap=0)."
+                )
             raise ValueError(
                 "predict_interval is for binary models; a multi-class model's estimators_ "
                 "(one per class) each have their own."

@@ -23,7 +23,9 @@ positive one; ``p`` is the positive-class probability of shape ``(n,)`` or ``pre
 output of shape ``(n, 2)`` (then the positive class is ``pos_label``, else the second of the
 sorted labels, so string labels need no ``pos_label``). Multi-class metrics take labels of any
 hashable, sortable kind and an ``(n, C)`` matrix whose columns follow the *sorted* labels, as
-in scikit-learn; pass ``labels=`` (sorted) when ``y`` does not hold every class. Every error
+in scikit-learn, unless ``labels=`` names the class of every column in the columns' order
+(needed when ``y`` does not hold every class, and for a model fitted with ``classes=`` in
+another order: pass its ``classes_``). Every error
 in the input is a :class:`ValueError` that says what to pass instead.
 """
 

@@ -30,11 +30,13 @@ labels : array-like of shape (2,), optional
 y : array-like of shape (n,)
     Labels of any hashable, sortable kind.
 p : array-like of shape (n, C) or (n,)
-    Class probabilities whose columns follow the sorted labels (rows sum to 1), or a
-    binary positive-class probability.""",
+    Class probabilities whose columns follow the sorted labels or ``labels`` (rows sum to
+    1), or a binary positive-class probability.""",
     "top_label_labels": """\
 labels : array-like of shape (C,), optional
-    The sorted classes of the columns, when ``y`` does not hold every class.
+    The class of every column, in the columns' order (any order for ``C >= 3``, sorted for
+    two), when ``y`` does not hold every class or the columns do not follow the sorted
+    labels (pass a fused model's ``classes_``).
 pos_label : optional
     The positive label, for a binary ``p`` of shape ``(n,)`` with labels other than 0/1.""",
     "scoring_args": """\
@@ -42,9 +44,11 @@ y : array-like of shape (n,)
     Labels of any hashable, sortable kind.
 p : array-like of shape (n,) or (n, C)
     Positive-class probability, or class probabilities whose columns follow the sorted
-    labels (``predict_proba`` output); rows of an ``(n, C)`` matrix must sum to 1.
+    labels, or ``labels`` (``predict_proba`` output); rows of an ``(n, C)`` matrix must sum to 1.
 labels : array-like of shape (C,), optional
-    The sorted classes of the columns of ``p``, when ``y`` does not hold every class.
+    The class of every column of ``p``, in the columns' order (any order for ``C >= 3``,
+    sorted for two), when ``y`` does not hold every class or the columns do not follow the
+    sorted labels (pass a fused model's ``classes_``).
 pos_label : optional
     The positive label of a binary problem, when ``y`` is not 0/1 or bool.""",
     "grid_args": """\

@@ -4,7 +4,9 @@ Binary metrics take the positive-class probability ``p`` of shape ``(n,)`` (or `
 ``predict_proba`` output) and labels that are 0/1, bool, or any two labels with
 ``pos_label`` naming the positive one. Multi-class metrics take an ``(n, C)`` matrix whose
 columns follow the *sorted* labels, as in scikit-learn (``LabelBinarizer``, ``classes_``):
-the labels are those found in ``y``, or ``labels=`` when ``y`` does not hold every class.
+the labels are those found in ``y``; ``labels=`` names the class of every column instead,
+in the columns' order (a fused model's ``classes_`` fitted with ``classes=`` in the
+networks' order, say), and must when ``y`` does not hold every class.
 """
 
 from __future__ import annotations
@@ -93,20 +95,24 @@ def binary_targets(y, pos_label=None) -> np.ndarray:
     return (y == pos_label).astype(float)
 
 
-def check_labels_argument(labels) -> np.ndarray:
-    """``labels=`` as a sorted array of distinct labels."""
+def check_labels_argument(labels, sorted_only: bool = True) -> np.ndarray:
+    """``labels=`` as an array of distinct labels: sorted (``sorted_only``: two columns,
+    whose second is the positive class), else in any order (the columns' order)."""
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.shape[0] < 2:
         raise ValueError(f"labels must list at least two classes, got {labels.tolist()!r}.")
     try:
         ordered = bool(np.all(labels[:-1] < labels[1:]))
+        distinct = np.unique(labels).shape[0] == labels.shape[0]
     except TypeError:
         raise ValueError("labels cannot be sorted; use labels of one type.") from None
-    if not ordered:
+    if sorted_only and not ordered:
         raise ValueError(
-            f"labels must be distinct and sorted ({_show(np.unique(labels))}): the probability "
+            f"labels must be distinct and sorted ({_show(np.unique(labels))}): the two "
             f"columns follow the sorted labels, as in scikit-learn; got {_show(labels)}."
         )
+    if not distinct:
+        raise ValueError(f"labels must be distinct, got {_show(labels)}.")
     return labels
 
 
@@ -121,7 +127,7 @@ def class_index(y, n_columns: int, labels=None) -> tuple[np.ndarray, np.ndarray]
     """
     y = as_labels(y)
     if labels is not None:
-        classes = check_labels_argument(labels)
+        classes = check_labels_argument(labels, sorted_only=n_columns < 3)
         if classes.shape[0] != n_columns:
             raise ValueError(
                 f"labels names {classes.shape[0]} classes but p has {n_columns} columns."
@@ -134,10 +140,11 @@ def class_index(y, n_columns: int, labels=None) -> tuple[np.ndarray, np.ndarray]
         if classes.shape[0] != n_columns:
             raise ValueError(
                 f"y holds {classes.shape[0]} distinct labels {_show(classes)} but p has "
-                f"{n_columns} columns; pass labels= (sorted) to name the class of every column."
+                f"{n_columns} columns; pass labels= to name the class of every column."
             )
     try:
-        index = np.clip(np.searchsorted(classes, y), 0, n_columns - 1)
+        order = np.argsort(classes, kind="stable")  # labels= may list the columns unsorted
+        index = order[np.clip(np.searchsorted(classes[order], y), 0, n_columns - 1)]
         unknown = classes[index] != y
     except TypeError:
         raise ValueError(

@@ -85,12 +85,12 @@ def _check_classes(est) -> int:
     C = len(classes) if isinstance(classes, np.ndarray) and classes.ndim == 1 else 0
     if C < 3:
         _bad("a multi-class model's classes_ must be an array of at least 3 labels.")
-    try:
-        ordered = bool(np.all(classes[1:] > classes[:-1]))
+    try:  # in the class columns' order, which fit(classes=...) may give unsorted
+        distinct = np.unique(classes).shape[0] == C
     except TypeError:
-        ordered = False
-    if not ordered:
-        _bad(f"classes_ must hold sorted distinct labels, got {classes.tolist()[:10]}.")
+        distinct = False
+    if not distinct:
+        _bad(f"classes_ must hold distinct labels of one type, got {classes.tolist()[:10]}.")
     if getattr(est, "n_classes_", None) != C:
         _bad(f"a multi-class model needs n_classes_ = {C}.")
     return C

@@ -340,6 +340,8 @@ def test_classes_give_the_column_order():
         fusion.fit(S[y != 4], y[y != 4] + 1)  # labels 1 .. 4 of five columns
     with pytest.raises(ValueError, match=r"n_bootstrap=50.*binary"):
         BernsteinFusion(n_bootstrap=50).fit(S, y)
+    with pytest.raises(ValueError, match=r"class-shared multi-class model has no bootstrap"):
+        model.predict_interval(St)
 
 
 def test_saves_and_loads_bit_for_bit(tmp_path):
