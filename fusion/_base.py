@@ -140,7 +140,11 @@ class FusionEstimator(PerClassFusion, ClassifierMixin, BaseEstimator):
         passing the reversed column. ``"auto"``: a score whose rank correlation with the
         label is significantly negative (one-sided p < 0.001) is reversed, with a
         ``UserWarning`` naming it; an insignificantly negative score is used as given. The
-        decision is stored in ``increasing_``.
+        decision is stored in ``increasing_``. For BernsteinFusion's class-shared
+        multi-class model it is one direction per network (``False``: every score ``s`` of
+        the network used as ``-s``, as for distances or energies), and ``"auto"`` reverses a
+        network that scores the labelled class significantly lower than the others
+        (its label ranks' z below -3.09, :func:`fusion._direction.label_rank_z`).
     missing : {"error", "marginal"}, default="error"
         NaN scores. ``"error"``: a ``ValueError`` naming the row and column.
         ``"marginal"``: a missing score is integrated out. Prediction averages the

@@ -17,6 +17,10 @@ __all__ = [
     "anti_alignment_z",
     "column_label",
     "warn_reversed",
+    "label_rank_sums",
+    "label_rank_z",
+    "reverse_networks",
+    "warn_reversed_networks",
 ]
 
 #: A score whose rank correlation with the label has a z statistic below this (one-sided
@@ -114,6 +118,63 @@ def warn_reversed(columns: list, z: list[float]) -> None:
         "increasing='auto' reversed them (a probability column p is used as 1 - p, any other "
         "score s as -s); increasing_ records the decision. Pass increasing=True (or one bool "
         "per column) to use the scores as given, or reverse them yourself, to silence this.",
+        UserWarning,
+        stacklevel=caller_level(),
+    )
+
+
+def label_rank_sums(S: np.ndarray, index: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``(3, M)``: for every network of multi-class scores ``S`` (n, M, C), the weighted sum
+    of each row's label rank minus its mean under no information, the sum of the weights
+    and of their squares (:func:`label_rank_z` reads them; blocks of rows add up).
+
+    A row's label rank is the number of classes its network scores below the row's label,
+    ties counting one half: ``0 .. C - 1``, uniform with mean ``(C - 1) / 2`` when the
+    network knows nothing, and the same for logits, log-probabilities or probabilities.
+    """
+    n, M, C = S.shape
+    out = np.zeros((3, M))
+    out[1], out[2] = w.sum(), np.dot(w, w)
+    step = max(1, (1 << 20) // max(1, C))
+    for start in range(0, n, step):
+        rows = slice(start, start + step)
+        Sb, ib, wb = S[rows], index[rows], w[rows]
+        r = np.arange(Sb.shape[0])
+        for m in range(M):
+            own = Sb[r, m, ib][:, None]
+            rank = (Sb[:, m] < own).sum(axis=1) + 0.5 * ((Sb[:, m] == own).sum(axis=1) - 1)
+            out[0, m] += np.dot(wb, rank - 0.5 * (C - 1))
+    return out
+
+
+def label_rank_z(sums: np.ndarray, C: int) -> np.ndarray:
+    """Every network's z statistic of its label ranks (:func:`label_rank_sums`): their
+    weighted sum over its standard deviation under no information, ``sqrt(sum w^2 (C^2 -
+    1) / 12)``; approximately standard normal then, negative when the label's score tends to
+    be low (the network reads "lower is more likely")."""
+    sd = np.sqrt(sums[2] * (C * C - 1) / 12.0)
+    return np.where(sd > 0, sums[0] / np.where(sd > 0, sd, 1.0), 0.0)
+
+
+def reverse_networks(S, increasing: np.ndarray):
+    """Multi-class scores ``S`` (n, M, C) with every network whose ``increasing`` is False
+    negated (``s -> -s``: its lowest score becomes its highest logit); ``S`` itself when
+    none is. Works on dask arrays too (lazily)."""
+    increasing = np.asarray(increasing, dtype=bool)
+    if increasing.all():
+        return S
+    sign = np.where(increasing, 1.0, -1.0).astype(S.dtype)
+    return S * sign[None, :, None]
+
+
+def warn_reversed_networks(networks: list[int], z) -> None:
+    """One UserWarning naming every network ``increasing="auto"`` reversed."""
+    names = ", ".join(f"{m} (z = {v:.1f})" for m, v in zip(networks, z, strict=True))
+    warnings.warn(
+        f"network(s) {names} score the labelled class significantly lower than the others, "
+        "so increasing='auto' reversed them (every score s used as -s); increasing_ records "
+        "the decision. Pass increasing=True (or one bool per network) to use the scores as "
+        "given, or negate them yourself, to silence this.",
         UserWarning,
         stacklevel=caller_level(),
     )

@@ -18,6 +18,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import COMMON_PARAMETERS, SKETCH_KNOTS, FusionEstimator
+from .._direction import (
+    DIRECTION_Z,
+    label_rank_sums,
+    label_rank_z,
+    resolve_increasing,
+    reverse_networks,
+    warn_reversed_networks,
+)
 from .._multiclass import check_multiclass_targets
 from .._solver import one_blas_thread
 from .._validation import check_sample_weight
@@ -615,8 +623,25 @@ class BernsteinFusion(FusionEstimator):
         def plan_for(n, M, C, kept):
             return planning.shared_plan(self, n, M, C, kept)
 
+        w = check_sample_weight(sample_weight, S.shape[0])
+        increasing = self._network_directions(label_rank_sums(S, index, w), S.shape[2])
+        S = reverse_networks(S, increasing)
         fit, held, folds = fit_rows(S, index, sample_weight, self.base, plan_for)
-        return fit.attributes(classes), held, folds
+        return {**fit.attributes(classes), "increasing_": increasing}, held, folds
+
+    def _network_directions(self, rank_sums: np.ndarray, C: int) -> np.ndarray:
+        """Every network's direction for the class-shared model: ``increasing`` resolved,
+        ``"auto"`` reversing a network whose label ranks (``rank_sums``,
+        :func:`fusion._direction.label_rank_sums`) are significantly low, with a warning."""
+        wanted = resolve_increasing(self.increasing, rank_sums.shape[1])
+        increasing = np.array([True if v is None else v for v in wanted], dtype=bool)
+        auto = [m for m, v in enumerate(wanted) if v is None]
+        z = label_rank_z(rank_sums, C)
+        flagged = [m for m in auto if z[m] < DIRECTION_Z]
+        if flagged:
+            warn_reversed_networks(flagged, z[flagged])
+            increasing[flagged] = False
+        return increasing
 
     def _fit_shared_dask(self, S, y, sample_weight, classes) -> None:
         """The class-shared model on dask scores (:mod:`.dask.shared`)."""
@@ -633,8 +658,10 @@ class BernsteinFusion(FusionEstimator):
         def plan_for(n, M, C):
             return planning.shared_plan(self, n, M, C)
 
-        fit, labels = dask_shared.fit(S, y, sample_weight, classes, self.base, plan_for)
-        self._take(fit.attributes(labels))
+        fit, labels, increasing = dask_shared.fit(
+            S, y, sample_weight, classes, self.base, plan_for, self._network_directions
+        )
+        self._take({**fit.attributes(labels), "increasing_": increasing})
 
     def _shared_model(self) -> SharedModel:
         return SharedModel.of(self.__dict__, self.ecdf_.lookups())
@@ -642,7 +669,7 @@ class BernsteinFusion(FusionEstimator):
     def _class_distribution(self, S: np.ndarray) -> np.ndarray:
         if self.__dict__.get("multiclass_", "per-class") != "shared":
             return super()._class_distribution(S)
-        return self._shared_model().proba(S)
+        return self._shared_model().proba(reverse_networks(S, self.increasing_))
 
     def _class_distribution_normalized(self, U: np.ndarray) -> np.ndarray:
         if self.__dict__.get("multiclass_", "per-class") != "shared":

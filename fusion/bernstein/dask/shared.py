@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..._direction import label_rank_sums, reverse_networks
 from ..._multiclass import column_of, resolve_classes
 from ..multiclass.multinomial import Tables
 from ..multiclass.pairs import (
@@ -131,8 +132,10 @@ def _kept(Sb, yb, wb, i, scale, labels):
 
 
 def _ranges(Sb, yb, wb, i, scale, labels, scales):
-    Sb, _, wb = _kept(Sb, yb, wb, i, scale, labels)
-    return axis_ranges(member_log_probabilities(Sb, scales), wb)
+    """Pass 2: every scorer's log-probability range, and its label ranks' sums
+    (:func:`fusion._direction.label_rank_sums`, for the networks' directions)."""
+    Sb, index, wb = _kept(Sb, yb, wb, i, scale, labels)
+    return axis_ranges(member_log_probabilities(Sb, scales), wb), label_rank_sums(Sb, index, wb)
 
 
 def _histograms(Sb, yb, wb, i, scale, labels, scales, ranges, mean_w):
@@ -238,11 +241,15 @@ class DaskSource(FoldTotals):
         return np.concatenate([p[j] for j in range(len(requests)) for p in parts])
 
 
-def fit(S, y, sample_weight, classes, base: str, plan_for) -> tuple[SharedResult, np.ndarray]:
+def fit(
+    S, y, sample_weight, classes, base: str, plan_for, directions
+) -> tuple[SharedResult, np.ndarray, np.ndarray]:
     """The class-shared model on dask scores ``S`` (n, M, C) (or M arrays (n, C)), labels
     ``y`` and weights, the scores' scale read by ``base``: ``plan_for(n, M, C)`` gives the
-    :class:`~fusion.bernstein.plan.SharedPlan` for ``n`` rows of positive weight. Returns
-    the :class:`~fusion.bernstein.results.SharedResult` and the class labels."""
+    :class:`~fusion.bernstein.plan.SharedPlan` for ``n`` rows of positive weight, and
+    ``directions(rank_sums, C)`` every network's direction from its label ranks' sums
+    (a network not increasing is negated, and the passes start again). Returns the
+    :class:`~fusion.bernstein.results.SharedResult`, the class labels and the directions."""
     dask, _ = dask_modules()
     if y is None:
         raise ValueError("y is required: pass the class label of every row of S.")
@@ -270,7 +277,14 @@ def fit(S, y, sample_weight, classes, base: str, plan_for) -> tuple[SharedResult
 
     common = (scale, labels, scales)
     f = dask.delayed(_ranges, pure=True)
-    ranges = merge_ranges(dask.compute(*[f(*r, i, *common) for i, r in enumerate(rows)]))
+    parts = dask.compute(*[f(*r, i, *common) for i, r in enumerate(rows)])
+    increasing = directions(sum(p[1] for p in parts), C)
+    if not increasing.all():  # negated networks: their ranges and scales are read again
+        fixed = increasing.copy()
+        result, labels, _ = fit(reverse_networks(S, fixed), y, sample_weight, classes, base,
+                                plan_for, lambda *_: np.ones_like(fixed))  # fmt: skip
+        return result, labels, fixed
+    ranges = merge_ranges([p[0] for p in parts])
     f = dask.delayed(_histograms, pure=True)
     parts = [f(*r, i, *common, ranges, mean_w) for i, r in enumerate(rows)]
     (hists,) = dask.compute(tree_reduce(parts, _add))
@@ -286,7 +300,7 @@ def fit(S, y, sample_weight, classes, base: str, plan_for) -> tuple[SharedResult
     # the blocks' bins were cut with the axes before their means were known: only the means
     # (zbar, ubar) were added since, and they are read on the client (bin_features)
     source = DaskSource(blocks, shared_layout(M, plan.degree), plan.degree, axes, n_folds, C)
-    return fit_source(source, plan, axes, scales, info["w"]), labels
+    return fit_source(source, plan, axes, scales, info["w"]), labels, increasing
 
 
 def _add(parts):

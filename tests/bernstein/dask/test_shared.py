@@ -73,6 +73,21 @@ def test_one_network_as_a_two_dimensional_dask_array_and_predicted_labels(client
     np.testing.assert_allclose(named.predict_proba(test), ref.predict_proba(test), atol=1e-6)
 
 
+def test_a_reversed_network_is_found_and_negated_as_in_memory(client, data):
+    S, y, _, St = data
+    flipped = S.copy()
+    flipped[:, 1] = -np.log(S[:, 1])  # the second network's negative log-probabilities
+    test = St.copy()
+    test[:, 1] = -np.log(St[:, 1])
+    with pytest.warns(UserWarning, match=r"network\(s\) 1"):
+        ref = BernsteinFusion().fit(flipped, y)
+    with pytest.warns(UserWarning, match=r"network\(s\) 1"):
+        model = BernsteinFusion().fit(da.from_array(flipped, chunks=(500, 2, 12)),
+                                      da.from_array(y, chunks=500))  # fmt: skip
+    np.testing.assert_array_equal(model.increasing_, [True, False])
+    np.testing.assert_allclose(model.predict_proba(test), ref.predict_proba(test), atol=1e-6)
+
+
 def test_dask_input_errors_are_clear(client, data):
     S, y, _, _ = data
     Sd, yd = da.from_array(S, chunks=(500, 2, 12)), da.from_array(y, chunks=500)

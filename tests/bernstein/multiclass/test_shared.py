@@ -263,6 +263,33 @@ def test_one_network_as_a_dataframe_whose_columns_name_the_classes():
     )
 
 
+def test_a_network_that_reads_lower_as_more_likely_is_reversed(tmp_path):
+    # distances or energies: the class of the lowest score is the likely one
+    S, y, St, *_ = ensemble(1_500, C=5, seed=27, n_test=300)
+    L, Lt = np.log(S), np.log(St)
+    ref = fusion.fit(L, y)
+    flipped, flipped_t = (
+        L * np.array([1, -1, 1])[None, :, None],
+        Lt * np.array([1, -1, 1])[None, :, None],
+    )
+    with pytest.warns(UserWarning, match=r"network\(s\) 1 \(z = -\d+"):
+        auto = fusion.fit(flipped, y)
+    np.testing.assert_array_equal(auto.increasing_, [True, False, True])
+    np.testing.assert_array_equal(auto.predict_proba(flipped_t), ref.predict_proba(Lt))
+    told = fusion.fit(flipped, y, increasing=[True, False, True])  # no warning when told
+    np.testing.assert_array_equal(told.predict_proba(flipped_t), ref.predict_proba(Lt))
+    every = fusion.fit(-L, y, increasing=False)
+    np.testing.assert_array_equal(every.increasing_, [False] * 3)
+    np.testing.assert_array_equal(every.predict_proba(-Lt), ref.predict_proba(Lt))
+    np.testing.assert_array_equal(ref.increasing_, [True] * 3)  # aligned networks stay
+    kept = fusion.fit(flipped, y, increasing=True)  # as given: the network gets no weight
+    assert kept.base_coef_[1] < 1e-6 < kept.base_coef_[0]
+    auto.save(tmp_path / "m.fusion")
+    loaded = fusion.load(tmp_path / "m.fusion")
+    np.testing.assert_array_equal(loaded.increasing_, auto.increasing_)
+    np.testing.assert_array_equal(loaded.predict_proba(flipped_t), auto.predict_proba(flipped_t))
+
+
 def test_top_label_correction_earns_its_place_and_nests_the_model():
     # one network whose calibrated distribution is its softmax reweighted by a known feasible
     # correction (a top-versus-all distortion no temperature removes); the member's own g is
