@@ -7,6 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._cv import content_folds
+from ._direction import (
+    DIRECTION_Z,
+    label_rank_sums,
+    label_rank_z,
+    resolve_increasing,
+    warn_reversed_networks,
+)
 from ._multiclass import (
     check_frame_columns,
     check_multiclass_targets,
@@ -50,14 +57,22 @@ class PerClassFusion:
         self._fit_per_class(S, classes, index, sample_weight)
 
     def _fit_per_class(
-        self, S: np.ndarray, classes, index, sample_weight, folds: np.ndarray | None = None
+        self,
+        S: np.ndarray,
+        classes,
+        index,
+        sample_weight,
+        folds: np.ndarray | None = None,
+        increasing: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """One binary fusion per class on the class's scores, coupled by a softmax.
 
         ``folds``: the test fold of every row for the out-of-fold coupling (default:
-        :data:`COUPLING_FOLDS` folds by content). Returns every row's held-out log-loss of
-        the coupled distribution on those folds (its fold's coupling fitted on the other
-        folds' out-of-fold probabilities), or None where the method has no out-of-fold
+        :data:`COUPLING_FOLDS` folds by content). ``increasing``: every network's direction,
+        given to every class's fusion (default: :meth:`_network_directions`, one decision
+        per network, not one per class). Returns every row's held-out log-loss of the
+        coupled distribution on those folds (its fold's coupling fitted on the other folds'
+        out-of-fold probabilities), or None where the method has no out-of-fold
         probabilities."""
         n, M, C = S.shape
         unseen = np.setdiff1d(np.arange(C), index)
@@ -70,6 +85,10 @@ class PerClassFusion:
             )
         w = check_sample_weight(sample_weight, n)
         params = self.get_params(deep=False)
+        if "increasing" in params:
+            if increasing is None:
+                increasing = self._network_directions(label_rank_sums(S, index, w), C)
+            params["increasing"] = [bool(v) for v in increasing]
         estimators, P = [], np.empty((n, C))
         for k in range(C):
             est = type(self)(**params)
@@ -95,6 +114,20 @@ class PerClassFusion:
             if oof is None
             else heldout_coupled_losses(oof, index, w, folds, self.coupling_penalty_)
         )
+
+    def _network_directions(self, rank_sums: np.ndarray, C: int) -> np.ndarray:
+        """Every network's direction in a multi-class fit: ``increasing`` resolved per
+        network, ``"auto"`` reversing a network whose label ranks (``rank_sums``,
+        :func:`fusion._direction.label_rank_sums`) are significantly low, with one warning."""
+        wanted = resolve_increasing(getattr(self, "increasing", True), rank_sums.shape[1])
+        increasing = np.array([True if v is None else v for v in wanted], dtype=bool)
+        auto = [m for m, v in enumerate(wanted) if v is None]
+        z = label_rank_z(rank_sums, C)
+        flagged = [m for m in auto if z[m] < DIRECTION_Z]
+        if flagged:
+            warn_reversed_networks(flagged, z[flagged])
+            increasing[flagged] = False
+        return increasing
 
     def _refit_params(self) -> dict | None:
         """Parameters that refit this fitted model's choices (penalty, degree, directions)

@@ -5,6 +5,8 @@ tests/bernstein/test_multiclass_truth.py."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import softmax
@@ -115,6 +117,24 @@ def test_multiclass_models_save_and_load_bit_for_bit(tmp_path):
     loaded = fusion.load(tmp_path / "m.fusion")
     np.testing.assert_array_equal(loaded.classes_, model.classes_)
     np.testing.assert_array_equal(loaded.predict_proba(S), model.predict_proba(S))
+
+
+@pytest.mark.parametrize("method", ["bernstein", "rpr"])
+def test_one_direction_per_network_for_every_class(method):
+    # a network scoring the labelled class low (negated): one decision, one warning, and
+    # every class's fusion reads it reversed
+    S, y, _ = simulate(1_500, seed=8)
+    flipped = S * np.array([1.0, -1.0, 1.0])[None, :, None]
+    kw = {"multiclass": "per-class"} if method == "bernstein" else FAST[method]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = fusion.fit(flipped, y, method=method, **kw)
+    reversed_ = [w for w in caught if "increasing" in str(w.message)]
+    assert len(reversed_) == 1 and "network(s) 1" in str(reversed_[0].message)
+    for est in model.estimators_:
+        np.testing.assert_array_equal(est.increasing_, [True, False, True])
+    told = fusion.fit(flipped, y, method=method, increasing=[True, False, True], **kw)
+    np.testing.assert_array_equal(told.predict_proba(flipped), model.predict_proba(flipped))
 
 
 @pytest.mark.parametrize("method", ["bernstein", "rpr"])

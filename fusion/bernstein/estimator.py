@@ -18,14 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import COMMON_PARAMETERS, SKETCH_KNOTS, FusionEstimator
-from .._direction import (
-    DIRECTION_Z,
-    label_rank_sums,
-    label_rank_z,
-    resolve_increasing,
-    reverse_networks,
-    warn_reversed_networks,
-)
+from .._direction import label_rank_sums, reverse_networks
 from .._multiclass import check_multiclass_targets
 from .._solver import one_blas_thread
 from .._validation import check_sample_weight
@@ -607,7 +600,9 @@ class BernsteinFusion(FusionEstimator):
             self._take(shared)
             return
         w = check_sample_weight(sample_weight, S.shape[0])
-        held_per_class = self._fit_per_class(S, classes, index, sample_weight, folds)
+        held_per_class = self._fit_per_class(
+            S, classes, index, sample_weight, folds, increasing=shared["increasing_"]
+        )
         scores, per_class = compare(held_shared, held_per_class, w)
         if per_class:  # the per-class model, fitted on this estimator
             self.multiclass_cv_ = scores
@@ -628,20 +623,6 @@ class BernsteinFusion(FusionEstimator):
         S = reverse_networks(S, increasing)
         fit, held, folds = fit_rows(S, index, sample_weight, self.base, plan_for)
         return {**fit.attributes(classes), "increasing_": increasing}, held, folds
-
-    def _network_directions(self, rank_sums: np.ndarray, C: int) -> np.ndarray:
-        """Every network's direction for the class-shared model: ``increasing`` resolved,
-        ``"auto"`` reversing a network whose label ranks (``rank_sums``,
-        :func:`fusion._direction.label_rank_sums`) are significantly low, with a warning."""
-        wanted = resolve_increasing(self.increasing, rank_sums.shape[1])
-        increasing = np.array([True if v is None else v for v in wanted], dtype=bool)
-        auto = [m for m, v in enumerate(wanted) if v is None]
-        z = label_rank_z(rank_sums, C)
-        flagged = [m for m in auto if z[m] < DIRECTION_Z]
-        if flagged:
-            warn_reversed_networks(flagged, z[flagged])
-            increasing[flagged] = False
-        return increasing
 
     def _fit_shared_dask(self, S, y, sample_weight, classes) -> None:
         """The class-shared model on dask scores (:mod:`.dask.shared`)."""
