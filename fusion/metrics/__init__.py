@@ -25,8 +25,8 @@ sorted labels, so string labels need no ``pos_label``). Multi-class metrics take
 hashable, sortable kind and an ``(n, C)`` matrix whose columns follow the *sorted* labels, as
 in scikit-learn, unless ``labels=`` names the class of every column in the columns' order
 (needed when ``y`` does not hold every class, and for a model fitted with ``classes=`` in
-another order: pass its ``classes_``). Every error
-in the input is a :class:`ValueError` that says what to pass instead.
+another order: pass its ``classes_``). Every error in the input is a :class:`ValueError`
+that says what to pass instead.
 """
 
 from __future__ import annotations

@@ -44,7 +44,8 @@ y : array-like of shape (n,)
     Labels of any hashable, sortable kind.
 p : array-like of shape (n,) or (n, C)
     Positive-class probability, or class probabilities whose columns follow the sorted
-    labels, or ``labels`` (``predict_proba`` output); rows of an ``(n, C)`` matrix must sum to 1.
+    labels or ``labels`` (``predict_proba`` output); rows of an ``(n, C)`` matrix must sum
+    to 1.
 labels : array-like of shape (C,), optional
     The class of every column of ``p``, in the columns' order (any order for ``C >= 3``,
     sorted for two), when ``y`` does not hold every class or the columns do not follow the
