@@ -40,6 +40,7 @@ from ._tensors import host_arrays
 __all__ = [
     "multiclass_scores",
     "single_network_scores",
+    "one_network",
     "check_frame_columns",
     "check_multiclass_targets",
     "resolve_classes",
@@ -132,19 +133,34 @@ def single_network_scores(S, y, classes=None) -> tuple[np.ndarray | None, object
         return None, classes
     names = list(S.columns) if hasattr(S, "columns") else None
     S = np.asarray(S)
-    C = S.shape[1]
-    if classes is not None:
-        one = np.size(classes) == C >= 3
-    else:
+
+    def n_labels() -> int:
         try:
-            one = y is not None and np.unique(np.asarray(y).reshape(-1)).shape[0] == C >= 3
+            return np.unique(np.asarray(y).reshape(-1)).shape[0]
         except TypeError:  # labels that do not compare: the binary check explains
-            one = False
-    if not one:
+            return 0
+
+    if not one_network(S.shape[1], classes, None if y is None else n_labels):
         return None, classes
     if names is not None:
         classes = _column_classes(names, y, classes)
     return multiclass_scores(S[:, None, :]), classes
+
+
+def one_network(C: int, classes, n_labels) -> bool:
+    """Whether ``C`` columns of 2-D scores are one network's class scores (in memory or on
+    dask): ``classes`` lists ``C >= 3`` labels, or, without it, ``n_labels()`` (the number
+    of distinct labels of ``y``; None: no labels) is ``C >= 3``."""
+    if C < 3:
+        return False
+    if classes is not None:
+        return np.size(classes) == C
+    return n_labels is not None and n_labels() == C
+
+
+def _reordered(names: list, labels: list) -> bool:
+    """Whether distinct column ``names`` are exactly ``labels`` in another order."""
+    return len(set(names)) == len(names) and set(names) == set(labels) and names != labels
 
 
 def _column_classes(names: list, y, classes):
@@ -153,7 +169,7 @@ def _column_classes(names: list, y, classes):
         return classes
     if classes is not None:
         given = list(np.asarray(classes).reshape(-1))
-        if set(given) == set(names) and given != names:
+        if _reordered(names, given):
             raise ValueError(
                 f"classes={given!r} lists the DataFrame's column names in another order than "
                 f"its columns {names!r}; classes must give the label of every column in the "
@@ -173,7 +189,7 @@ def check_frame_columns(S, classes) -> None:
     if not hasattr(S, "columns"):
         return
     names, known = list(S.columns), list(np.asarray(classes).reshape(-1))
-    if len(set(names)) == len(names) and set(names) == set(known) and names != known:
+    if _reordered(names, known):
         raise ValueError(
             f"the DataFrame's columns {names!r} are the model's classes in another order than "
             f"classes_ {known!r}; pass S[model.classes_] (columns in classes_' order)."

@@ -87,7 +87,7 @@ class PerClassFusion:
         params = self.get_params(deep=False)
         if "increasing" in params:
             if increasing is None:
-                increasing = self._network_directions(label_rank_sums(S, index, w), C)
+                increasing = self._network_directions(M, C, lambda: label_rank_sums(S, index, w))
             params["increasing"] = [bool(v) for v in increasing]
         estimators, P = [], np.empty((n, C))
         for k in range(C):
@@ -115,14 +115,17 @@ class PerClassFusion:
             else heldout_coupled_losses(oof, index, w, folds, self.coupling_penalty_)
         )
 
-    def _network_directions(self, rank_sums: np.ndarray, C: int) -> np.ndarray:
-        """Every network's direction in a multi-class fit: ``increasing`` resolved per
-        network, ``"auto"`` reversing a network whose label ranks (``rank_sums``,
-        :func:`fusion._direction.label_rank_sums`) are significantly low, with one warning."""
-        wanted = resolve_increasing(getattr(self, "increasing", True), rank_sums.shape[1])
+    def _network_directions(self, M: int, C: int, rank_sums) -> np.ndarray:
+        """Every network's direction in a multi-class fit of ``M`` networks and ``C``
+        classes: ``increasing`` resolved per network, ``"auto"`` reversing a network whose
+        label ranks are significantly low, with one warning. ``rank_sums()`` gives them
+        (:func:`fusion._direction.label_rank_sums`); it is called only for ``"auto"``."""
+        wanted = resolve_increasing(getattr(self, "increasing", True), M)
         increasing = np.array([True if v is None else v for v in wanted], dtype=bool)
         auto = [m for m, v in enumerate(wanted) if v is None]
-        z = label_rank_z(rank_sums, C)
+        if not auto:
+            return increasing
+        z = label_rank_z(rank_sums(), C)
         flagged = [m for m in auto if z[m] < DIRECTION_Z]
         if flagged:
             warn_reversed_networks(flagged, z[flagged])

@@ -619,7 +619,8 @@ class BernsteinFusion(FusionEstimator):
             return planning.shared_plan(self, n, M, C, kept)
 
         w = check_sample_weight(sample_weight, S.shape[0])
-        increasing = self._network_directions(label_rank_sums(S, index, w), S.shape[2])
+        _, M, C = S.shape
+        increasing = self._network_directions(M, C, lambda: label_rank_sums(S, index, w))
         S = reverse_networks(S, increasing)
         fit, held, folds = fit_rows(S, index, sample_weight, self.base, plan_for)
         return {**fit.attributes(classes), "increasing_": increasing}, held, folds

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ..._multiclass import one_network
 from ..._validation import canonical_weights, first_nonfinite
 
 __all__ = [
@@ -52,20 +53,16 @@ def single_network_dask(S, y, classes=None):
     if not (is_dask(S) and getattr(S, "ndim", 0) == 2 and not hasattr(S, "columns")):
         return S
     C = S.shape[1]
-    if not (isinstance(C, (int, np.integer)) and C >= 3):
+    if not isinstance(C, (int, np.integer)):  # unknown column count
         return S
-    if classes is not None:
-        one = np.size(classes) == C
-    elif y is None:
-        one = False
-    else:
-        if is_dask(y):
-            _, da = dask_modules()
-            labels = (y.unique() if hasattr(y, "unique") else da.unique(y)).compute()
-        else:
-            labels = np.unique(np.asarray(y).reshape(-1))
-        one = np.asarray(labels).shape[0] == C
-    return S[:, None, :] if one else S
+
+    def n_labels() -> int:
+        if not is_dask(y):
+            return np.unique(np.asarray(y).reshape(-1)).shape[0]
+        _, da = dask_modules()
+        return np.asarray((y.unique() if hasattr(y, "unique") else da.unique(y)).compute()).size
+
+    return S[:, None, :] if one_network(C, classes, None if y is None else n_labels) else S
 
 
 def dask_modules():

@@ -247,9 +247,10 @@ def fit(
     """The class-shared model on dask scores ``S`` (n, M, C) (or M arrays (n, C)), labels
     ``y`` and weights, the scores' scale read by ``base``: ``plan_for(n, M, C)`` gives the
     :class:`~fusion.bernstein.plan.SharedPlan` for ``n`` rows of positive weight, and
-    ``directions(rank_sums, C)`` every network's direction from its label ranks' sums
-    (a network not increasing is negated, and the passes start again). Returns the
-    :class:`~fusion.bernstein.results.SharedResult`, the class labels and the directions."""
+    ``directions(M, C, rank_sums)`` every network's direction, ``rank_sums()`` giving the
+    label ranks' sums of the second pass (a network not increasing is negated, and the
+    passes start again). Returns the :class:`~fusion.bernstein.results.SharedResult`, the
+    class labels and the directions."""
     dask, _ = dask_modules()
     if y is None:
         raise ValueError("y is required: pass the class label of every row of S.")
@@ -278,7 +279,7 @@ def fit(
     common = (scale, labels, scales)
     f = dask.delayed(_ranges, pure=True)
     parts = dask.compute(*[f(*r, i, *common) for i, r in enumerate(rows)])
-    increasing = directions(sum(p[1] for p in parts), C)
+    increasing = directions(M, C, lambda: sum(p[1] for p in parts))
     if not increasing.all():  # negated networks: their ranges and scales are read again
         fixed = increasing.copy()
         result, labels, _ = fit(reverse_networks(S, fixed), y, sample_weight, classes, base,
