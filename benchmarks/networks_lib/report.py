@@ -297,6 +297,8 @@ def _case_lines(means, splits, case: str) -> list[str]:
 
 
 def _paired_lines(pairs, case: str) -> list[str]:
+    if "case" not in pairs:  # no peer was fitted (--methods default)
+        return []
     rows = pairs[pairs["case"] == case]
     if rows.empty:
         return []

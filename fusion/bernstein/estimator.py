@@ -242,8 +242,10 @@ class BernsteinFusion(FusionEstimator):
         Class-shared multi-class model only: the top-label correction
         (:mod:`fusion.bernstein.multiclass.toplabel`). The fused distribution ``p`` is reweighted,
         ``P_ik ∝ p_ik exp(psi(p_ik))``, by one function ``psi`` of a class's fused
-        probability (a Bernstein polynomial of degree 6 with ``psi(0) = 0``) under linear
-        constraints that keep every guarantee: rows sum to one, no probability is 0 or 1,
+        probability (a Bernstein polynomial of degree 6 with ``psi(0) = 0``) under
+        constraints that keep every guarantee (linear ones, or a wider set proven by
+        interval bounds, :func:`~fusion.bernstein.multiclass.toplabel.certify`): rows sum
+        to one, no probability is 0 or 1,
         the classes' order in a row (so the top label) is kept, and each class's
         probability stays non-decreasing in every network's score for that class. It
         corrects the top-label calibration of the fused distribution (a moderately
@@ -252,9 +254,11 @@ class BernsteinFusion(FusionEstimator):
         by the likelihood of the held-out fused probabilities of the model's own
         cross-validation, with the penalty ``(tau / 2) sum_j (theta_j - theta_{j-1})^2``.
         ``inf``: no correction (the model as before). ``"cv"``: ``tau`` from ``inf``,
-        1e-2 down to 1e-5 and 0, the lowest held-out log-loss (each fold's correction fitted
-        on the other folds' held-out probabilities). A finite value needs the
-        cross-validation's folds too.
+        1e-2 down to 1e-5 and 0, and at each ``tau`` the minimizer under the linear
+        constraints or the certified one, the lowest held-out log-loss (each fold's
+        correction fitted on the other folds' held-out probabilities), a certified one
+        only if lower by more than a standard error. A finite value fits the certified
+        one, and needs the cross-validation's folds too.
     increasing, missing, ecdf_knots, random_state, verbose
         Shared by every estimator; see :class:`~fusion.FusionEstimator`. ``random_state``
         seeds the folds of an int ``cv`` (the default 0 makes fits reproducible);
@@ -351,7 +355,8 @@ class BernsteinFusion(FusionEstimator):
         Class-shared model: the correction's penalty used (``inf``: no correction).
     top_label_cv_scores_, top_label_cv_se_ : dict or None
         Class-shared model, after the correction's cross-validation: the mean held-out
-        log-loss of every penalty tried and its paired standard error.
+        log-loss of every candidate tried and its paired standard error, keyed by ``tau``
+        (under the linear constraints; ``inf``: no correction) and ``(tau, "certified")``.
 
     Notes
     -----

@@ -11,7 +11,7 @@ from scipy.special import comb
 from ..._multiclass import COUPLED_LOGIT_RANGE
 from ..basis import TINY, evaluate
 from .pairs import BLOCK_PAIRS, log_probabilities
-from .toplabel import reweight, satisfies
+from .toplabel import admissible, reweight
 
 __all__ = [
     "shared_proba",
@@ -183,7 +183,7 @@ def _check(attrs: dict) -> None:
         and top.shape[0] >= 2
         and top[0] == 0.0
         and np.all(np.isfinite(top))
-        and satisfies(top[1:])
+        and admissible(top[1:])
     ):
         problems.append(
             "top_label_coef_ must be a finite array starting with 0 whose correction keeps "

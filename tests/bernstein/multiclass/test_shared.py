@@ -321,6 +321,37 @@ def test_top_label_correction_earns_its_place_and_nests_the_model():
     np.testing.assert_allclose(P, toplabel.reweight(Q, model.top_label_coef_[1:]), atol=1e-6)
 
 
+def test_a_certified_correction_is_chosen_when_the_truth_needs_it_and_is_saved(tmp_path):
+    # the truth reweights by a psi outside the polytope (a strong lift of small
+    # probabilities): cross-validation keeps the certified correction, which the polytope's
+    # cannot follow; the model saves, loads and predicts as fitted
+    from fusion.bernstein.multiclass import toplabel
+
+    rng = np.random.default_rng(31)
+    n, C = 6_000, 10
+    theta = 0.6 * np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595])
+    assert toplabel.certify(theta) and not toplabel.satisfies(theta)
+    L = rng.normal(size=(n + 20_000, C)) * 2.5
+    truth = toplabel.reweight(softmax(L, axis=1), theta)
+    y = (rng.random(n + 20_000)[:, None] > np.cumsum(truth, axis=1)).sum(axis=1).clip(0, C - 1)
+    model = BernsteinFusion(lam=np.inf, bias_penalty=np.inf).fit(L[:n], y[:n])
+    scores = model.top_label_cv_scores_
+    chosen = (model.top_label_penalty_, "certified")
+    assert chosen in scores and scores[chosen] == min(scores.values())
+    coef = model.top_label_coef_[1:]
+    assert toplabel.admissible(coef) and not toplabel.satisfies(coef)
+    polytope = min(v for k, v in scores.items() if not isinstance(k, tuple))
+    assert scores[chosen] < polytope
+    P = model.predict_proba(L[n:])
+    assert np.abs(P - truth[n:]).max() < 0.03
+    plain = BernsteinFusion(lam=np.inf, bias_penalty=np.inf, top_label_penalty=np.inf)
+    Q = plain.fit(L[:n], y[:n]).predict_proba(L[n:])
+    assert np.abs(P - truth[n:]).mean() < 0.5 * np.abs(Q - truth[n:]).mean()
+    model.save(tmp_path / "m.fusion")
+    loaded = fusion.load(tmp_path / "m.fusion")
+    np.testing.assert_array_equal(loaded.predict_proba(L[n:]), P)
+
+
 def test_a_model_saved_without_the_correction_predicts_as_saved(tmp_path):
     S, y, St, *_ = ensemble(800, C=5, seed=25, n_test=200)
     model = fusion.fit(S, y)

@@ -21,6 +21,19 @@ def _feasible_theta(seed: int, size: float) -> np.ndarray:
     return T._feasible(theta)
 
 
+def _certified_theta(seed: int, size: float) -> np.ndarray:
+    """A random ``theta`` scaled onto the edge of what :func:`certify` proves (where the
+    proof is tightest), outside the polytope where it can be."""
+    theta = np.random.default_rng(seed).normal(size=K) * size
+    if T.certify(theta):
+        return theta
+    lo, hi = 0.0, 1.0
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if T.certify(mid * theta) else (lo, mid)
+    return lo * theta
+
+
 def _row(kind: str, C: int, rng) -> np.ndarray:
     if kind == "dirichlet":
         return rng.dirichlet(np.full(C, rng.choice([0.05, 0.3, 1.0, 5.0])))
@@ -32,6 +45,12 @@ def _row(kind: str, C: int, rng) -> np.ndarray:
     if kind == "tie":  # two tied classes on top
         p = rng.dirichlet(np.ones(C)) * 0.2
         p[:2] = (1 - p[2:].sum()) / 2
+        return p
+    if kind == "split" and C > 2:  # two classes, the rest split evenly (the proof's worst case)
+        pj, pk = rng.uniform(0, 0.6, 2) * rng.choice([0.02, 1.0], 2)
+        rest = max(1e-3, 1 - pj - pk)
+        p = np.full(C, rest / (C - 2))
+        p[:2] = pj, pk
         return p
     # two large classes, one just above 1/2
     p = rng.dirichlet(np.ones(C)) * 0.05
@@ -67,17 +86,19 @@ def test_no_correction_is_feasible_and_strictly_inside():
     assert T.satisfies(scaled) and 0 < scaled[0] < 5.0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     size=st.sampled_from([0.3, 1.0, 3.0, 10.0]),
     C=st.sampled_from([2, 3, 5, 10, 50]),
-    kind=st.sampled_from(["dirichlet", "top", "tie", "half"]),
+    kind=st.sampled_from(["dirichlet", "top", "tie", "half", "split"]),
+    region=st.sampled_from(["polytope", "certified"]),
 )
-def test_every_feasible_correction_is_competitive(seed, size, C, kind):
+def test_every_admissible_correction_is_competitive(seed, size, C, kind, region):
     # P_k never falls when eta_k rises or another eta_j falls: so every class's probability
     # stays non-decreasing in every network's score for that class; the order is kept
-    theta = _feasible_theta(seed, size)
+    theta = (_feasible_theta if region == "polytope" else _certified_theta)(seed, size)
+    assert T.admissible(theta)
     rng = np.random.default_rng(seed + 1)
     p = np.clip(_row(kind, C, rng), 1e-9, None)
     eta = np.log(p / p.sum())
@@ -87,6 +108,28 @@ def test_every_feasible_correction_is_competitive(seed, size, C, kind):
     P = T.reweight(softmax(eta)[None], theta)[0]
     order = np.argsort(softmax(eta), kind="stable")
     assert np.all(np.diff(P[order]) >= -1e-12)
+
+
+def test_the_certificate_contains_the_polytope_and_refutes_a_real_violation():
+    for seed in range(40):
+        assert T.certify(_feasible_theta(seed, 3.0))
+    assert T.certify(np.zeros(K)) and not T.certify(np.full(K, np.nan))
+    # the free minimizer of a CIFAR-100 network's held-out probabilities at tau = 1e-2: it
+    # is not proven, and indeed a row near a tie at 1/2 breaks competitiveness
+    theta = np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595])
+    assert not T.certify(theta) and not T.admissible(theta)
+    p = np.array([0.49, 0.51, 1e-9])
+    J = _log_jacobian(np.log(p / p.sum()), theta)
+    assert J[1, 0] > 1e-3  # P_1 rises with eta_0
+    # scaled onto the certificate's edge, the same row is competitive
+    lo, hi = 0.0, 1.0
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if T.certify(mid * theta) else (lo, mid)
+    edge = lo * theta
+    assert lo > 0.3 and not T.satisfies(edge)  # proven, outside the polytope
+    J = _log_jacobian(np.log(p / p.sum()), edge)
+    assert J[~np.eye(3, dtype=bool)].max() <= 1e-6 and np.diag(J).min() >= -1e-6
 
 
 def test_corrected_rows_are_distributions_continuous_at_ties():
@@ -119,7 +162,7 @@ def test_fit_solves_the_problem_cvxpy_solves(monkeypatch):
     w = np.random.default_rng(7).uniform(0.5, 2.0, 400)
     s = T.sample_rows(P, y, w, np.zeros(400, dtype=int))
     tau = 1e-3
-    theta = T.fit(s, tau)
+    theta = T.fit(s, tau, relaxed=False)
     A, lower, upper = T.constraints(K, T.MARGIN)
     x = cp.Variable(K + 2)
     B = T._bern(P.ravel(), K)[:, 1:].reshape(400, 6, K)
@@ -139,6 +182,34 @@ def test_fit_solves_the_problem_cvxpy_solves(monkeypatch):
 
     assert value(theta) <= value(ref) + 1e-8
     np.testing.assert_allclose(theta, ref, atol=2e-3)
+    # the certified correction: the free problem's minimizer where it is proven, else a
+    # proven point no worse than the polytope's
+    cp.Problem(cp.Minimize(objective)).solve(solver="CLARABEL")
+    free = np.asarray(x.value[:K])
+    relaxed = T.fit(s, tau)
+    assert T.certify(relaxed) and value(relaxed) <= value(theta) + 1e-10
+    if T.certify(free):
+        np.testing.assert_allclose(relaxed, free, atol=2e-3)
+    else:
+        assert value(relaxed) >= value(free) - 1e-8
+
+
+def test_the_certified_correction_reaches_beyond_the_polytope():
+    # a truth outside the polytope (a strong lift of small probabilities, as on the CIFAR-100
+    # networks): the certified fit recovers it, the polytope's cannot
+    theta_true = 0.6 * np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595])
+    assert T.certify(theta_true) and not T.satisfies(theta_true)
+    P, y = _sample(40_000, 10, 21, theta_true)
+    s = T.sample_rows(P, y, np.ones(40_000), np.arange(40_000) % 5)
+    relaxed, inner = T.fit(s, 1e-6), T.fit(s, 1e-6, relaxed=False)
+    truth = T.reweight(P, theta_true)
+    err = [np.abs(T.reweight(P, t) - truth).max() for t in (relaxed, inner)]
+    assert err[0] < 0.3 * err[1]
+    chosen = T.choose(s, TOP_LABEL_GRID)
+    assert chosen.relaxed and (chosen.penalty, "certified") in chosen.cv_scores
+    assert min(chosen.cv_scores.values()) == pytest.approx(
+        chosen.cv_scores[(chosen.penalty, "certified")], rel=T.TIE
+    )
 
 
 def test_a_known_correction_is_recovered():
