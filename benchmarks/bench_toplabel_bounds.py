@@ -28,21 +28,23 @@ from fusion.bernstein.multiclass import toplabel
 SETTINGS = ((0.15, 0.30), (0.20, 0.20), (0.25, 0.15), (0.25, 0.25), (0.20, 0.40))
 
 
-def splits(seeds: list[int]):
-    """``(name, Split)`` of every case and seed: CIFAR-100 given and re-split, CIFAR-10."""
+def splits(seeds: list[int], resplits: int | None = 2):
+    """``(case, name, Split)`` of every case and seed: CIFAR-100 given and re-split at random
+    with the first ``resplits`` seeds (None: all), CIFAR-10 on every seed."""
     folder = data_dir()
     for case in CASES:
         if case.split == "given":
             given = load_split(case, 0, folder)
-            yield f"{case.name} given", given
+            yield case.name, f"{case.name} given", given
             S = np.concatenate([given.S_fuse, given.S_test])
             y = np.concatenate([given.y_fuse, given.y_test])
-            for seed in seeds[:2]:
+            for seed in seeds[:resplits]:
                 fit, test = next(ShuffleSplit(1, train_size=5_000, random_state=seed).split(y))
-                yield f"{case.name} re-split {seed}", Split(seed, S[fit], y[fit], S[test], y[test])
+                split = Split(seed, S[fit], y[fit], S[test], y[test])
+                yield case.name, f"{case.name} re-split {seed}", split
         else:
             for seed in seeds:
-                yield f"{case.name} seed {seed}", load_split(case, seed, folder)
+                yield case.name, f"{case.name} seed {seed}", load_split(case, seed, folder)
 
 
 def main(argv=None) -> int:
@@ -52,7 +54,7 @@ def main(argv=None) -> int:
     rows = {s: [] for s in SETTINGS}
     default = (toplabel.DELTA, toplabel.SLOPE)
     warnings.simplefilter("ignore")
-    for name, sp in splits(args.seeds):
+    for _, name, sp in splits(args.seeds):
         ts = TemperatureScaling().fit(sp.S_fuse, sp.y_fuse).predict_proba(sp.S_test)
         ts_ece = fusion.metrics.top_label_ece(sp.y_test, ts)
         for delta, slope in SETTINGS:

@@ -19,31 +19,13 @@ import time
 import warnings
 
 import numpy as np
+from bench_toplabel_bounds import splits
 from networks_lib.contenders import TemperatureScaling
-from networks_lib.data import CASES, Split, data_dir, load_split
-from sklearn.model_selection import ShuffleSplit
 
 import fusion
 from fusion.bernstein.multiclass import toplabel
 
 VARIANTS = {"polytope": ("polytope",), "certified": ("certified",), "both": toplabel.KINDS}
-
-
-def splits(seeds: list[int]):
-    """``(case, Split)`` of every case and split: CIFAR-100 given and re-split, CIFAR-10."""
-    folder = data_dir()
-    for case in CASES:
-        if case.split == "given":
-            given = load_split(case, 0, folder)
-            yield case.name, given
-            S = np.concatenate([given.S_fuse, given.S_test])
-            y = np.concatenate([given.y_fuse, given.y_test])
-            for seed in seeds:
-                fit, test = next(ShuffleSplit(1, train_size=5_000, random_state=seed).split(y))
-                yield case.name, Split(seed, S[fit], y[fit], S[test], y[test])
-        else:
-            for seed in seeds:
-                yield case.name, load_split(case, seed, folder)
 
 
 def main(argv=None) -> int:
@@ -55,7 +37,7 @@ def main(argv=None) -> int:
     rows = []  # (case, variant, log-loss, ECE, fit seconds)
     start = time.perf_counter()
     try:
-        for case, sp in splits(args.seeds):
+        for case, _, sp in splits(args.seeds, resplits=None):
             labels = np.arange(sp.C)
 
             def scores(P, labels=labels, y=sp.y_test):

@@ -245,9 +245,9 @@ class BernsteinFusion(FusionEstimator):
         probability (a Bernstein polynomial of degree 6 with ``psi(0) = 0``) under
         constraints that keep every guarantee (linear ones, or a wider set proven by
         interval bounds, :func:`~fusion.bernstein.multiclass.toplabel.certify`): rows sum
-        to one, no probability is 0 or 1,
-        the classes' order in a row (so the top label) is kept, and each class's
-        probability stays non-decreasing in every network's score for that class. It
+        to one, no probability is 0 or 1, the classes' order in a row (so the top label)
+        is kept, and each class's probability stays non-decreasing in every network's
+        score for that class. It
         corrects the top-label calibration of the fused distribution (a moderately
         confident top class lifted against the classes of small probability, a confident
         one lowered) where one temperature and per-class terms cannot. ``psi`` is fitted

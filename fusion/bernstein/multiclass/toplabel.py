@@ -280,17 +280,23 @@ def satisfies(theta: np.ndarray) -> bool:
     return ok
 
 
+def _farthest(holds, a: np.ndarray, b: np.ndarray, steps: int) -> np.ndarray:
+    """``a + t (b - a)`` for the largest ``t`` in ``[0, 1]`` that bisection in ``steps``
+    halvings finds ``holds`` at (``holds(a)`` is taken as true)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if holds(a + mid * (b - a)) else (lo, mid)
+    return a + lo * (b - a)
+
+
 def _feasible(theta: np.ndarray) -> np.ndarray:
     """``theta``, or where a rounding error of the solver breaks a proven constraint,
     ``t theta`` for the largest ``t`` found in ``[0, 1]`` that meets them (``theta = 0`` does,
     strictly)."""
     if satisfies(theta):
         return theta
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if satisfies(mid * theta) else (lo, mid)
-    return lo * theta
+    return _farthest(satisfies, np.zeros_like(theta), theta, 60)
 
 
 @lru_cache(maxsize=4)
@@ -552,9 +558,9 @@ def _newton(objective, theta: np.ndarray, tau: float, bounded: bool) -> tuple[np
         H = 0.5 * (H + H.T)
         H[np.arange(K), np.arange(K)] += 1e-10 * (1.0 + np.trace(H) / K)
         d = -np.linalg.solve(H, g)
-        x = _range_vars(theta + d)
-        if bounded and not (np.all(A @ x >= lower) and np.all(A @ x <= upper)):  # one binds
-            x = _range_vars(theta)
+        step = A @ _range_vars(theta + d) if bounded else None  # a free run has no ranges
+        if step is not None and not (np.all(step >= lower) and np.all(step <= upper)):
+            x = _range_vars(theta)  # a constraint binds: the step is a QP
             n = x.shape[0]
             Hx = np.zeros((n, n))
             Hx[:K, :K] = H
@@ -616,12 +622,7 @@ def _fit_pair(s: Sample, tau: float, inner_start=None, free_start=None, K: int =
         return inner, inner, None
     if _proven(free, FIT_SLACK):
         return inner, free, free
-    lo, hi = 0.0, 1.0
-    for _ in range(_SEGMENT_STEPS):
-        mid = 0.5 * (lo + hi)
-        proven = _proven(inner + mid * (free - inner), FIT_SLACK)
-        lo, hi = (mid, hi) if proven else (lo, mid)
-    best = inner + lo * (free - inner)
+    best = _farthest(lambda t: _proven(t, FIT_SLACK), inner, free, _SEGMENT_STEPS)
     # the loss is convex and the free minimizer's no higher than the polytope's, so every
     # point of the segment is at least as good: checked only if the free run did not end
     if not converged and objective(best, False)[0] > objective(inner, False)[0]:

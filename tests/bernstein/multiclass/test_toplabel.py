@@ -21,17 +21,17 @@ def _feasible_theta(seed: int, size: float) -> np.ndarray:
     return T._feasible(theta)
 
 
+def _edge(theta: np.ndarray) -> np.ndarray:
+    """``theta``, or it scaled onto the edge of what :func:`certify` proves."""
+    if T.certify(theta):
+        return theta
+    return T._farthest(T.certify, np.zeros(K), theta, 30)
+
+
 def _certified_theta(seed: int, size: float) -> np.ndarray:
     """A random ``theta`` scaled onto the edge of what :func:`certify` proves (where the
     proof is tightest), outside the polytope where it can be."""
-    theta = np.random.default_rng(seed).normal(size=K) * size
-    if T.certify(theta):
-        return theta
-    lo, hi = 0.0, 1.0
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if T.certify(mid * theta) else (lo, mid)
-    return lo * theta
+    return _edge(np.random.default_rng(seed).normal(size=K) * size)
 
 
 def _row(kind: str, C: int, rng) -> np.ndarray:
@@ -122,12 +122,8 @@ def test_the_certificate_contains_the_polytope_and_refutes_a_real_violation():
     J = _log_jacobian(np.log(p / p.sum()), theta)
     assert J[1, 0] > 1e-3  # P_1 rises with eta_0
     # scaled onto the certificate's edge, the same row is competitive
-    lo, hi = 0.0, 1.0
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if T.certify(mid * theta) else (lo, mid)
-    edge = lo * theta
-    assert lo > 0.3 and not T.satisfies(edge)  # proven, outside the polytope
+    edge = _edge(theta)
+    assert edge[0] / theta[0] > 0.3 and not T.satisfies(edge)  # proven, outside the polytope
     J = _log_jacobian(np.log(p / p.sum()), edge)
     assert J[~np.eye(3, dtype=bool)].max() <= 1e-6 and np.diag(J).min() >= -1e-6
 
