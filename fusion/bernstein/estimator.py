@@ -356,7 +356,10 @@ class BernsteinFusion(FusionEstimator):
     top_label_cv_scores_, top_label_cv_se_ : dict or None
         Class-shared model, after the correction's cross-validation: the mean held-out
         log-loss of every candidate tried and its paired standard error, keyed by ``tau``
-        (under the linear constraints; ``inf``: no correction) and ``(tau, "certified")``.
+        (under the linear constraints; ``inf``: no correction) and ``(tau, "certified")``;
+        where a certified correction was chosen, also ``(tau, "edge")``: the same followed
+        along the certified set's edge, kept where lower by more than its standard error
+        against ``(tau, "certified")`` (the one given for it).
 
     Notes
     -----

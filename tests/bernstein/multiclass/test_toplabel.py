@@ -259,3 +259,97 @@ def test_samples_split_and_join():
     theta = _feasible_theta(17, 2.0)
     np.testing.assert_allclose(T._terms(joined, theta)[0][order], T._terms(s, theta)[0])
     np.testing.assert_array_equal(joined.w[order], s.w)
+
+
+def test_the_edge_conditions_and_their_jacobian():
+    rng = np.random.default_rng(31)
+    for _ in range(5):
+        theta = rng.normal(size=K)
+        value, J = T.edge_conditions(theta, 12)
+        h = 1e-6
+        numeric = np.column_stack([
+            (T.edge_conditions(theta + h * e, 12)[0] - T.edge_conditions(theta - h * e, 12)[0])
+            / (2 * h)
+            for e in np.eye(K)
+        ])  # fmt: skip
+        np.testing.assert_allclose(J, numeric, rtol=1e-5, atol=1e-6 * np.abs(value).max())
+    # necessary for the certificate: a proven correction meets them at every grid point
+    for seed in range(20):
+        theta = _certified_theta(seed, 3.0)
+        assert T.edge_conditions(theta)[0].min() >= -1e-9
+    # and they see the violation of the free minimizer refuted above
+    assert T.edge_conditions(np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595]))[0].min() < 0
+
+
+def _beyond_the_certificate(n=20_000):
+    """A sample drawn from a correction the certificate refutes, with the objective at
+    ``tau = 1e-5``, the segment's point and the free minimizer."""
+    theta_true = np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595]) * 1.5
+    P, y = _sample(n, 10, 41, theta_true)
+    s = T.sample_rows(P, y, np.random.default_rng(42).uniform(0.5, 2.0, n), np.zeros(n, int))
+    inner, best, free = T._fit_pair(s, 1e-5)
+    return s, T._objective(s, 1e-5, K), best, free
+
+
+def test_following_the_edge_goes_past_the_segment_and_stays_proven():
+    s, objective, best, free = _beyond_the_certificate()
+    assert not T.certify(free) and T.certify(best, slack=T.FIT_SLACK)
+    edge = T.fit(s, 1e-5)
+    assert T.certify(edge, slack=T.FIT_SLACK) and T.admissible(edge)
+    loss = [objective(t, False)[0] for t in (free, edge, best)]
+    # lower than the segment's point by a good share of what separates it from the free one
+    assert loss[0] < loss[1] < loss[2] - 0.2 * (loss[2] - loss[0])
+    # the map stays competitive on the proof's worst rows
+    rng = np.random.default_rng(43)
+    for kind in ("split", "tie", "top", "dirichlet"):
+        for _ in range(10):
+            p = np.clip(_row(kind, 6, rng), 1e-9, None)
+            J = _log_jacobian(np.log(p / p.sum()), edge)
+            assert np.diag(J).min() >= -1e-6 and J[~np.eye(6, dtype=bool)].max() <= 1e-6
+
+
+def test_following_the_edge_meets_the_first_order_conditions(monkeypatch):
+    # the solver's answer checked against the problem, not the solver: at a local minimizer
+    # the gradient is a non-negative combination of the active conditions' gradients
+    from scipy.optimize import nnls
+
+    monkeypatch.setattr(T, "EDGE_GRID", 10)
+    monkeypatch.setattr(T, "EDGE_MARGINS", (0.1,))
+    s, objective, best, _ = _beyond_the_certificate(4_000)
+    edge = T.follow_edge(s, 1e-5, best)
+    assert not np.array_equal(edge, best)
+    g, J = T.edge_conditions(edge, 10)
+    assert g.min() >= 0.1 - 1e-8
+    active = g <= 0.1 + 1e-6
+    grad = objective(edge, False)[1]
+    multipliers, residual = nnls(J[active].T, grad)
+    assert active.any() and residual <= 1e-5 * np.linalg.norm(grad)
+
+
+def test_following_the_edge_is_smooth_in_the_data():
+    # inputs equal up to rounding (a network's logits and its log-probabilities) must give
+    # corrections equal up to rounding
+    s, _, _, _ = _beyond_the_certificate(6_000)
+    rng = np.random.default_rng(44)
+    p = s.p * (1 + 1e-13 * rng.standard_normal(s.p.shape))
+    s2 = T.Sample(s.indptr, p, T._bern(p, K)[:, 1:].copy(), s.label, s.tail, s.tail_B, s.w,
+                  s.fold)  # fmt: skip
+    a, b = T.fit(s, 1e-5), T.fit(s2, 1e-5)
+    assert not T.certify(T._fit_pair(s, 1e-5)[2])  # the edge was followed
+    np.testing.assert_allclose(a, b, atol=1e-8)
+
+
+def test_cross_validation_follows_the_edge_where_it_pays():
+    # far outside the certified set, the edge lowers the held-out loss well beyond its
+    # standard error: kept, scored, and the final fit is the edge's
+    theta_true = np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595]) * 1.5
+    P, y = _sample(8_000, 10, 45, theta_true)
+    s = T.sample_rows(P, y, np.ones(8_000), np.arange(8_000) % 5)
+    chosen = T.choose(s, TOP_LABEL_GRID)
+    tau = chosen.penalty
+    assert chosen.relaxed and chosen.edge
+    assert chosen.cv_scores[tau, "edge"] < chosen.cv_scores[tau, "certified"]
+    assert chosen.cv_scores[tau, "edge"] == pytest.approx(np.mean(chosen.heldout))
+    np.testing.assert_array_equal(chosen.theta, T.fit(s, tau))
+    assert not np.array_equal(chosen.theta, T.fit(s, tau, edge=False))
+    assert T.certify(chosen.theta, slack=T.FIT_SLACK)
