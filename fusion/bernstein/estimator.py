@@ -257,8 +257,10 @@ class BernsteinFusion(FusionEstimator):
         1e-2 down to 1e-5 and 0, and at each ``tau`` the minimizer under the linear
         constraints or the certified one, the lowest held-out log-loss (each fold's
         correction fitted on the other folds' held-out probabilities), a certified one
-        only if lower by more than a standard error. A finite value fits the certified
-        one, and needs the cross-validation's folds too.
+        only if lower by more than a standard error, and then the same followed along the
+        certified set's edge (:func:`~fusion.bernstein.multiclass.toplabel.follow_edge`)
+        only if lower again by more than its standard error. A finite value fits the
+        certified one, followed along the edge, and needs the cross-validation's folds too.
     increasing, missing, ecdf_knots, random_state, verbose
         Shared by every estimator; see :class:`~fusion.FusionEstimator`. ``random_state``
         seeds the folds of an int ``cv`` (the default 0 makes fits reproducible);
