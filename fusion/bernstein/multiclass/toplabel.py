@@ -320,6 +320,13 @@ def _feasible(theta: np.ndarray) -> np.ndarray:
     return _farthest(satisfies, np.zeros_like(theta), theta, 60)
 
 
+def _elastic(full: np.ndarray) -> np.ndarray:
+    """The Bernstein coefficients (degree ``K``) of ``p psi'(p)`` from those of ``psi``
+    (``full``, with ``theta_0``): ``p b_{i,K-1}(p) = (i + 1) / K b_{i+1,K}(p)``."""
+    K = full.shape[0] - 1
+    return np.r_[0.0, np.arange(1, K + 1) * np.diff(full)]
+
+
 @lru_cache(maxsize=4)
 def _cell_maps(K: int, cells: int) -> np.ndarray:
     """``(cells, K + 1, K + 1)``: the Bernstein coefficients on every cell ``[i / cells, (i +
@@ -360,8 +367,7 @@ def certify(theta: np.ndarray, cells: int = CELLS, slack: float = 1e-9) -> bool:
     full = np.r_[0.0, theta]
     maps = _cell_maps(K, cells)
     value = maps @ full
-    # p psi'(p) in the Bernstein basis of degree K: p b_{i,K-1} = (i + 1) / K b_{i+1,K}
-    slope = maps @ np.r_[0.0, np.arange(1, K + 1) * np.diff(full)]
+    slope = maps @ _elastic(full)  # p psi'(p)
     if np.abs(value).max() > 100.0:  # exp(psi) beyond what a probability can carry
         return False
     r_lo, r_hi = np.exp(value.min(axis=1)), np.exp(value.max(axis=1))
@@ -406,8 +412,9 @@ def _edge_grid(K: int, steps: int) -> tuple:
     """The grid of :func:`edge_conditions`: its points ``p``, the maps from ``theta`` to
     ``psi`` and to ``p psi'`` there, and the index tuples of the three conditions' points."""
     p = np.linspace(0.0, 1.0, steps + 1)
-    value = _bern(p, K)[:, 1:]
-    elastic = (p[:, None] * _bern(p, K - 1)) @ _derivative(K)[:, 1:]  # p psi'(p)
+    basis = _bern(p, K)
+    value = basis[:, 1:]
+    elastic = basis @ np.column_stack([_elastic(np.r_[0.0, e]) for e in np.eye(K)])
     i = np.arange(steps + 1)
     k1, q1 = np.nonzero(i[:, None] + i[None, :] <= steps)  # q <= 1 - p_k
     j2, k2, q2 = np.nonzero(i[:, None, None] + i[None, :, None] + i[None, None, :] <= steps)
@@ -443,10 +450,10 @@ def follow_edge(s: Sample, tau: float, start: np.ndarray, K: int = DEGREE) -> np
     objective minimized (SLSQP, to convergence) under :func:`edge_conditions` held with
     each margin of :data:`EDGE_MARGINS` in turn (each run from the last one's end), the
     first minimizer that :func:`certify` proves (with :data:`FIT_SLACK`), if it is lower
-    than ``start``; else ``start``. Every
-    step is smooth in the data and the solver runs to its tolerance, so inputs equal up to
-    rounding give equal corrections up to rounding (a non-smooth formulation, the
-    conditions' largest violation, ended at points 1e-3 apart: benchmarks/RESULTS.md)."""
+    than ``start``; else ``start``. Every step is smooth in the data and the solver runs to
+    its tolerance, so inputs equal up to rounding give equal corrections up to rounding (a
+    non-smooth formulation, the conditions' largest violation, ended at points 1e-3 apart:
+    benchmarks/RESULTS.md)."""
     objective = _objective(s, tau, K)
     start = np.asarray(start, dtype=float)
     floor = objective(start, False)[0]

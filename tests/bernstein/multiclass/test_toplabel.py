@@ -14,6 +14,9 @@ from fusion.bernstein.multiclass import toplabel as T
 from fusion.bernstein.plan import TOP_LABEL_GRID
 
 K = T.DEGREE
+#: The free minimizer of a CIFAR-100 network's held-out probabilities at tau = 1e-2, which
+#: the certificate refutes (a row near a tie at 1/2 breaks competitiveness).
+REFUTED = np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595])
 
 
 def _feasible_theta(seed: int, size: float) -> np.ndarray:
@@ -116,7 +119,7 @@ def test_the_certificate_contains_the_polytope_and_refutes_a_real_violation():
     assert T.certify(np.zeros(K)) and not T.certify(np.full(K, np.nan))
     # the free minimizer of a CIFAR-100 network's held-out probabilities at tau = 1e-2: it
     # is not proven, and indeed a row near a tie at 1/2 breaks competitiveness
-    theta = np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595])
+    theta = REFUTED
     assert not T.certify(theta) and not T.admissible(theta)
     p = np.array([0.49, 0.51, 1e-9])
     J = _log_jacobian(np.log(p / p.sum()), theta)
@@ -193,7 +196,7 @@ def test_fit_solves_the_problem_cvxpy_solves(monkeypatch):
 def test_the_certified_correction_reaches_beyond_the_polytope():
     # a truth outside the polytope (a strong lift of small probabilities, as on the CIFAR-100
     # networks): the certified fit recovers it, the polytope's cannot
-    theta_true = 0.6 * np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595])
+    theta_true = 0.6 * REFUTED
     assert T.certify(theta_true) and not T.satisfies(theta_true)
     P, y = _sample(40_000, 10, 21, theta_true)
     s = T.sample_rows(P, y, np.ones(40_000), np.arange(40_000) % 5)
@@ -278,13 +281,13 @@ def test_the_edge_conditions_and_their_jacobian():
         theta = _certified_theta(seed, 3.0)
         assert T.edge_conditions(theta)[0].min() >= -1e-9
     # and they see the violation of the free minimizer refuted above
-    assert T.edge_conditions(np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595]))[0].min() < 0
+    assert T.edge_conditions(REFUTED)[0].min() < 0
 
 
 def _beyond_the_certificate(n=20_000):
     """A sample drawn from a correction the certificate refutes, with the objective at
     ``tau = 1e-5``, the segment's point and the free minimizer."""
-    theta_true = np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595]) * 1.5
+    theta_true = REFUTED * 1.5
     P, y = _sample(n, 10, 41, theta_true)
     s = T.sample_rows(P, y, np.random.default_rng(42).uniform(0.5, 2.0, n), np.zeros(n, int))
     inner, best, free = T._fit_pair(s, 1e-5)
@@ -342,7 +345,7 @@ def test_following_the_edge_is_smooth_in_the_data():
 def test_cross_validation_follows_the_edge_where_it_pays():
     # far outside the certified set, the edge lowers the held-out loss well beyond its
     # standard error: kept, scored, and the final fit is the edge's
-    theta_true = np.array([0.935, 0.632, 0.088, -0.396, -0.671, -0.595]) * 1.5
+    theta_true = REFUTED * 1.5
     P, y = _sample(8_000, 10, 45, theta_true)
     s = T.sample_rows(P, y, np.ones(8_000), np.arange(8_000) % 5)
     chosen = T.choose(s, TOP_LABEL_GRID)
