@@ -1,7 +1,8 @@
 """Compiled loops over the (row, class) pairs of the class-shared model: every row's shifted
 linear predictor, and from its exponentials the log-loss and the sums the gradient is made
 of; the scorers' weighted histograms and the pairs' bins (:mod:`.pairs`); the model's
-logits as it predicts, every pair at its own normalized value (:mod:`.model`).
+logits as it predicts, every pair at its own normalized value (:mod:`.model`); the
+top-label correction's held-out loss and its derivatives (:mod:`.toplabel`).
 
 Why compiled: every Newton step of every fold is one pass over ``n x C`` pairs, and NumPy
 took about thirty array passes for one (a gather and a multiply-add per scorer, the softmax,
@@ -33,6 +34,7 @@ __all__ = [
     "bin_lookup",
     "add_member_terms",
     "segment_lookup",
+    "correction_stats",
 ]
 
 #: Logits below their row's largest by more than this are raised to it before the softmax:
@@ -271,3 +273,64 @@ def score_ranges(S, out, flags):  # pragma: no cover
             dev = abs(s - 1.0)
             if not dev <= out[2, m]:  # larger, or NaN / inf
                 out[2, m] = dev if dev - dev == 0.0 else np.inf
+
+
+@njit(cache=True, nogil=True)
+def correction_stats(  # pragma: no cover
+    indptr, logp, B, label, tail, tail_B, w, theta, loss, grad, q, G
+):
+    """One pass over the top-label correction's held-out sample (:class:`.toplabel.Sample`)
+    at ``theta``: every row's log-loss into ``loss`` (n,), the weighted sum of the losses
+    (returned) and of their gradients into ``grad`` (K,, starting at 0). Row ``r``'s kept
+    entries ``i`` have logits ``E_i = log p_i + B_i theta``, its tail (the classes not kept)
+    the mass ``tail_r + tail_B_r theta``; ``Z_r = sum_i exp(E_i - top_r) + (tail mass)
+    exp(-top_r)``, ``top_r`` the largest ``E_i``, and ``loss_r = log Z_r + top_r - E_label``.
+    For the Hessian (``q`` and ``G`` not empty): ``q_i = w_r exp(E_i - top_r) / Z_r`` and
+    ``G_r`` (n, K) the row's expected basis, so that the Hessian is ``B' diag(q) B - G'
+    diag(w) G`` (two matrix products, left to BLAS: in this loop they took twice the rest)."""
+    n, K = w.shape[0], theta.shape[0]
+    keep = q.shape[0] > 0
+    longest = 0
+    for r in range(n):
+        longest = max(longest, indptr[r + 1] - indptr[r])
+    e = np.empty(longest)
+    g = np.empty(K)
+    value = 0.0
+    for r in range(n):
+        a, b = indptr[r], indptr[r + 1]
+        top = -np.inf
+        for i in range(a, b):
+            v = logp[i]
+            for k in range(K):
+                v += B[i, k] * theta[k]
+            e[i - a] = v
+            if v > top:
+                top = v
+        picked = e[label[r] - a]
+        scale = np.exp(-top)
+        mass = tail[r]
+        for k in range(K):
+            mass += tail_B[r, k] * theta[k]
+            g[k] = tail_B[r, k] * scale
+        Z = mass * scale
+        for i in range(a, b):
+            x = np.exp(e[i - a] - top)
+            e[i - a] = x
+            Z += x
+            for k in range(K):
+                g[k] += x * B[i, k]
+        lr = np.log(Z) + top - picked
+        loss[r] = lr
+        wr = w[r]
+        value += wr * lr
+        y = label[r]
+        for k in range(K):
+            g[k] /= Z
+            grad[k] += wr * (g[k] - B[y, k])
+        if keep:
+            f = wr / Z
+            for i in range(a, b):
+                q[i] = f * e[i - a]
+            for k in range(K):
+                G[r, k] = g[k]
+    return value

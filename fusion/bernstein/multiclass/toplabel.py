@@ -94,7 +94,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import comb
 
@@ -543,8 +542,6 @@ class Sample:
 
     def __post_init__(self):
         self.logp = np.log(np.maximum(self.p, 1e-300))
-        self.length = np.diff(self.indptr)
-        self.starts = self.indptr[:-1]
 
     @property
     def n(self) -> int:
@@ -614,33 +611,33 @@ def _penalty(K: int) -> np.ndarray:
     return D.T @ D
 
 
-def _terms(s: Sample, theta: np.ndarray):
-    """Every row's log-loss under ``theta``, with what the derivatives need: the kept
-    entries' ``exp(E - top)``, every row's ``top`` (its largest ``E``) and normalizer ``Z``
-    (relative to ``exp(top)``)."""
-    E = s.B @ theta
-    E += s.logp
-    top = np.maximum.reduceat(E, s.starts)  # every row holds its label's entry
-    e = np.exp(E - np.repeat(top, s.length))
-    scale = np.exp(-top)
-    Z = np.add.reduceat(e, s.starts) + (s.tail + s.tail_B @ theta) * scale
-    return np.log(Z) + top - E[s.label], e, scale, Z
+_NONE, _NONE2 = np.empty(0), np.empty((0, 0))
 
 
-def _stats(s: Sample, theta: np.ndarray, hessian: bool = True):
-    """Weighted loss sum, gradient and (with ``hessian``) Hessian in ``theta``."""
-    loss, e, scale, Z = _terms(s, theta)
-    rows = sp.csr_matrix((e, np.arange(e.shape[0]), s.indptr), shape=(s.n, e.shape[0]))
-    G = rows @ s.B
-    G += s.tail_B * scale[:, None]
-    G /= Z[:, None]
-    value = float(s.w @ loss)
-    grad = s.w @ (G - s.B[s.label])
+def _stats(s: Sample, theta: np.ndarray, hessian: bool = True, losses: np.ndarray | None = None):
+    """Weighted loss sum, gradient and (with ``hessian``) Hessian in ``theta``, one compiled
+    pass (:func:`.kernels.correction_stats`; NumPy's took ten array passes and a sparse
+    product, and the edge's runs made it most of a C = 100 fit's time); every row's loss
+    into ``losses`` if given."""
+    from .kernels import correction_stats  # numba: imported by the first fit that needs it
+
+    K = theta.shape[0]
+    grad = np.zeros(K)
+    loss = np.empty(s.n) if losses is None else losses
+    q, G = (np.empty(s.p.shape[0]), np.empty((s.n, K))) if hessian else (_NONE, _NONE2)
+    value = correction_stats(s.indptr, s.logp, s.B, s.label, s.tail, s.tail_B, s.w,
+                             np.ascontiguousarray(theta, dtype=np.float64), loss, grad, q,
+                             G)  # fmt: skip
     if not hessian:
-        return value, grad, None
-    q = np.repeat(s.w / Z, s.length) * e
-    H = (s.B.T * q) @ s.B - (G.T * s.w) @ G
-    return value, grad, H
+        return float(value), grad, None
+    return float(value), grad, (s.B.T * q) @ s.B - (G.T * s.w) @ G
+
+
+def _losses(s: Sample, theta: np.ndarray) -> np.ndarray:
+    """Every row's log-loss under ``theta``."""
+    loss = np.empty(s.n)
+    _stats(s, theta, hessian=False, losses=loss)
+    return loss
 
 
 def _objective(s: Sample, tau: float, K: int):
@@ -807,7 +804,7 @@ def choose(s: Sample, penalties) -> TopLabelFit:
                     fitted[tau] = (inner, relaxed)
                     segments[f, tau] = (relaxed, free is not None and relaxed is free)
                 theta = fitted[tau][relax]
-            held[k, test] = _terms(check, theta)[0]
+            held[k, test] = _losses(check, theta)
     mean = held @ s.w / s.w.sum()
     # the lowest held-out loss, not the one-standard-error rule: the correction has K
     # bounded parameters, and the rule kept none where it lowered the test log-loss and
@@ -846,7 +843,7 @@ def choose(s: Sample, penalties) -> TopLabelFit:
             theta, free = segments[f, tau]
             if not free:
                 theta = follow_edge(s.rows(~test), tau, theta)
-            along[test] = _terms(s.rows(test), theta)[0]
+            along[test] = _losses(s.rows(test), theta)
         pair = np.vstack([chosen, along])
         means = pair @ s.w / s.w.sum()
         scores[tau, "edge"] = float(means[1])

@@ -247,9 +247,47 @@ def test_the_tail_enters_to_first_order(monkeypatch):
     loss_exact, g_exact, _ = T._stats(exact, theta)
     assert loss_sparse == pytest.approx(loss_exact, rel=1e-4)
     np.testing.assert_allclose(g_sparse, g_exact, rtol=1e-2, atol=1e-3)
-    rows = T._terms(exact, theta)[0]
+    rows = T._losses(exact, theta)
     direct = -log_softmax(np.log(P) + T.psi(P, theta), axis=1)[np.arange(500), y]
     np.testing.assert_allclose(rows, direct, rtol=1e-10)
+
+
+def _stats_reference(s, theta):
+    """The loss sum, gradient and Hessian of :func:`toplabel._stats` as array operations
+    (the code the compiled pass replaced)."""
+    starts, length = s.indptr[:-1], np.diff(s.indptr)
+    E = s.B @ theta + s.logp
+    top = np.maximum.reduceat(E, starts)
+    e = np.exp(E - np.repeat(top, length))
+    scale = np.exp(-top)
+    Z = np.add.reduceat(e, starts) + (s.tail + s.tail_B @ theta) * scale
+    loss = np.log(Z) + top - E[s.label]
+    G = np.add.reduceat(e[:, None] * s.B, starts) + s.tail_B * scale[:, None]
+    G /= Z[:, None]
+    q = np.repeat(s.w / Z, length) * e
+    H = (s.B.T * q) @ s.B - (G.T * s.w) @ G
+    return loss, float(s.w @ loss), s.w @ (G - s.B[s.label]), H
+
+
+@pytest.mark.parametrize("C, size", [(3, 1.0), (12, 3.0), (200, 3.0), (40, 30.0)])
+def test_the_compiled_pass_is_the_array_formulas(C, size):
+    rng = np.random.default_rng(C)
+    P, y = _sample(700, C, C + 1)
+    s = T.sample_rows(P, y, rng.exponential(size=700), rng.integers(0, 5, 700))
+    for _ in range(3):
+        theta = rng.normal(size=K) * size
+        rows, value, grad, H = _stats_reference(s, theta)
+        got = np.empty(700)
+        v, g, h = T._stats(s, theta, losses=got)
+        np.testing.assert_allclose(got, rows, rtol=1e-12, atol=1e-13)
+        assert v == pytest.approx(value, rel=1e-12)
+        np.testing.assert_allclose(g, grad, rtol=1e-10, atol=1e-10 * np.abs(grad).max())
+        np.testing.assert_allclose(h, H, rtol=1e-10, atol=1e-10 * np.abs(H).max())
+        v2, g2, none = T._stats(s, theta, hessian=False)
+        assert none is None and v2 == v and np.array_equal(g2, g)
+    # a sample's rows apart are the same rows
+    half = s.rows(np.arange(700) < 350)
+    np.testing.assert_array_equal(T._losses(half, theta), T._losses(s, theta)[:350])
 
 
 def test_samples_split_and_join():
@@ -260,7 +298,7 @@ def test_samples_split_and_join():
     joined = T.Sample.concatenate(parts)
     order = np.argsort(np.concatenate([np.flatnonzero(fold == f) for f in range(3)]))
     theta = _feasible_theta(17, 2.0)
-    np.testing.assert_allclose(T._terms(joined, theta)[0][order], T._terms(s, theta)[0])
+    np.testing.assert_allclose(T._losses(joined, theta)[order], T._losses(s, theta))
     np.testing.assert_array_equal(joined.w[order], s.w)
 
 
