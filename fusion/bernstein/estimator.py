@@ -355,6 +355,12 @@ class BernsteinFusion(FusionEstimator):
         coefficients of the top-label correction's ``psi`` (all 0: no correction).
     top_label_penalty_ : float
         Class-shared model: the correction's penalty used (``inf``: no correction).
+    top_label_kind_ : str
+        Class-shared model: the correction chosen: ``"none"``, ``"polytope"`` (under the
+        linear constraints), ``"certified"`` (the best point the certificate proves on the
+        segment toward the unconstrained minimizer, or that minimizer) or ``"edge"`` (that
+        point followed along the certified set's edge); see
+        :mod:`fusion.bernstein.multiclass.toplabel`.
     top_label_cv_scores_, top_label_cv_se_ : dict or None
         Class-shared model, after the correction's cross-validation: the mean held-out
         log-loss of every candidate tried and its paired standard error, keyed by ``tau``
@@ -412,7 +418,8 @@ class BernsteinFusion(FusionEstimator):
         "coef_ components_ degree_ cv_scores_ cv_se_ solver_status_ n_iter_ base_ base_coef_ "
         "base_shift_ base_scale_ lam_ n_cells_ bootstrap_coef_ bootstrap_basis_ "
         "bootstrap_informed_ logp_floor_ class_bias_ bias_penalty_ multiclass_cv_ "
-        "top_label_coef_ top_label_penalty_ top_label_cv_scores_ top_label_cv_se_".split()
+        "top_label_coef_ top_label_penalty_ top_label_kind_ top_label_cv_scores_ "
+        "top_label_cv_se_".split()
     )
     _parameter_constraints = {
         "base": [StrOptions(set(BASES)), None],

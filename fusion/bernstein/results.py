@@ -170,6 +170,7 @@ class SharedResult:
         out.update(
             top_label_coef_=self.top_coef,
             top_label_penalty_=np.inf if top is None else float(top.penalty),
+            top_label_kind_=_kind(top),
             top_label_cv_scores_=None if top is None else top.cv_scores,
             top_label_cv_se_=None if top is None else top.cv_se,
             ecdf_=self.ecdf,
@@ -187,3 +188,10 @@ class SharedResult:
             proba_bounds_=np.array([0.0, 1.0]),
         )
         return out
+
+
+def _kind(top) -> str:
+    """``top_label_kind_``: which correction the top-label fit ``top`` holds."""
+    if top is None or not np.isfinite(top.penalty) or not np.any(top.theta):
+        return "none"
+    return "edge" if top.edge else "certified" if top.relaxed else "polytope"

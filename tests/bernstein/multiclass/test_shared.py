@@ -307,6 +307,7 @@ def test_top_label_correction_earns_its_place_and_nests_the_model():
     plain = BernsteinFusion(**kw, top_label_penalty=np.inf).fit(L[:n], y[:n])
     assert np.isfinite(model.top_label_penalty_) and np.any(model.top_label_coef_)
     assert plain.top_label_penalty_ == np.inf and not np.any(plain.top_label_coef_)
+    assert plain.top_label_kind_ == "none" and model.top_label_kind_ != "none"
     assert model.top_label_cv_scores_[np.inf] > min(model.top_label_cv_scores_.values())
     grid = np.linspace(0.02, 0.98, 25)
     np.testing.assert_allclose(
@@ -339,6 +340,10 @@ def test_a_certified_correction_is_chosen_when_the_truth_needs_it_and_is_saved(t
     chosen = (model.top_label_penalty_, "certified")
     edge = scores.get((model.top_label_penalty_, "edge"), np.inf)
     assert chosen in scores and min(scores[chosen], edge) == min(scores.values())
+    # the kind names the candidate whose score was kept
+    kept = chosen if model.top_label_kind_ == "certified" else (chosen[0], "edge")
+    assert model.top_label_kind_ in ("certified", "edge") and kept in scores
+    assert model.top_label_kind_ == "certified" or edge < scores[chosen]
     coef = model.top_label_coef_[1:]
     assert toplabel.admissible(coef) and not toplabel.satisfies(coef)
     polytope = min(v for k, v in scores.items() if not isinstance(k, tuple))
@@ -351,6 +356,7 @@ def test_a_certified_correction_is_chosen_when_the_truth_needs_it_and_is_saved(t
     model.save(tmp_path / "m.fusion")
     loaded = fusion.load(tmp_path / "m.fusion")
     np.testing.assert_array_equal(loaded.predict_proba(L[n:]), P)
+    assert loaded.top_label_kind_ == model.top_label_kind_
 
 
 def test_a_model_saved_without_the_correction_predicts_as_saved(tmp_path):
@@ -362,8 +368,8 @@ def test_a_model_saved_without_the_correction_predicts_as_saved(tmp_path):
     np.testing.assert_array_equal(loaded.predict_proba(St), model.predict_proba(St))
     old = BernsteinFusion(top_label_penalty=np.inf).fit(S, y)
     expected = old.predict_proba(St)
-    for name in ("top_label_coef_", "top_label_penalty_", "top_label_cv_scores_",
-                 "top_label_cv_se_"):  # fmt: skip
+    for name in ("top_label_coef_", "top_label_penalty_", "top_label_kind_",
+                 "top_label_cv_scores_", "top_label_cv_se_"):  # fmt: skip
         delattr(old, name)  # as a model fitted before the correction existed
     np.testing.assert_array_equal(old.predict_proba(St), expected)
     broken = copy.deepcopy(model)
