@@ -367,6 +367,28 @@ def test_following_the_edge_meets_the_first_order_conditions(monkeypatch):
     assert active.any() and residual <= 1e-5 * np.linalg.norm(grad)
 
 
+def test_following_the_edge_stops_at_its_budget(monkeypatch):
+    # a run that has not converged within its passes over the sample is dropped (the next
+    # margin starts where the last converged one ended); with no run converging, the
+    # segment's point stands, after at most the budget's passes per margin
+    s, _, best, _ = _beyond_the_certificate(4_000)
+    calls = [0]
+    stats = T._stats
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return stats(*args, **kwargs)
+
+    monkeypatch.setattr(T, "_stats", counted)
+    unlimited = T.follow_edge(s, 1e-5, best)
+    used = calls[0]
+    assert not np.array_equal(unlimited, best) and used > 2 * len(T.EDGE_MARGINS)
+    monkeypatch.setattr(T, "_EDGE_PASSES", 2)
+    calls[0] = 0
+    np.testing.assert_array_equal(T.follow_edge(s, 1e-5, best), best)
+    assert calls[0] <= 1 + 2 * len(T.EDGE_MARGINS)
+
+
 def test_following_the_edge_is_smooth_in_the_data():
     # inputs equal up to rounding (a network's logits and its log-probabilities) must give
     # corrections equal up to rounding
