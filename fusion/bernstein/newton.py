@@ -561,12 +561,16 @@ def solve(
                     pb.extra["t"] = 0.5 * t
                     still.append(pb)
             searching = still
+    # a problem solved for a cross-validation score (``stop``) needs no more than ``stop``
+    # (a fold of 30 rows and 120 classes, 94 of them absent, crept toward its biases' optimum
+    # in damped steps and ended 100 iterations at a predicted decrease of 5e-6)
+    enough = 1e-7 if stop is None else max(1e-7, stop)
     for pb in problems:
         if pb.done:
             if pb.inexact:  # some step's QP stopped early: the fit is used, flagged
                 pb.status = "newton: inexact steps"
             continue
-        if pb.pred <= 1e-7:
+        if pb.pred <= enough:
             warnings.warn(
                 f"Newton's method stopped after {max_iter} iterations at lambda={pb.lam:g} "
                 f"with a predicted decrease of {pb.pred:.1e} (tolerance {tol:.0e}); the "

@@ -38,6 +38,7 @@ that the folds advance together (:func:`fusion.bernstein.newton.solve`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._cv import path_settled
+from ..._solver import SolverError, SolverWarning
+from ..._warn import caller_level
 from ..newton import BiasDiagonal, Curvature, Problem, solve
 from ..structure import Layout
 
@@ -294,12 +297,16 @@ def cv_path(
     patience: int = 2,
     progress=None,
     se_rule=None,
+    optional: bool = False,
 ) -> SharedPath:
     """Held-out log-loss of every row along ``settings``, ``(lam, tau)`` pairs from the
     most to the least penalized, every fold warm started from its previous solution
     (``starts``: one initial ``x`` per fold) and all folds advancing together. The path
     stops early as :func:`fusion.bernstein.binary.logistic.cv_path` does (``se_rule(held, w,
-    best)``: the paired standard errors of every candidate's excess over ``best``)."""
+    best)``: the paired standard errors of every candidate's excess over ``best``), and
+    with a :class:`~fusion.SolverWarning` at a candidate whose folds the solver cannot fit
+    (the candidates before it are compared; a path of no candidate raises the solver's
+    error unless ``optional``, a path that may be empty)."""
     problems = [
         Problem(key=f, x=np.array(x, dtype=float), lam=np.inf, total=source.total(f))
         for f, x in zip(source.fold_keys(), starts, strict=True)
@@ -318,9 +325,24 @@ def cv_path(
         # pairs suffices
         share = hessian_share(source.total(CV_ROWS), C)
         H = source.curvature(centre, share)
-        solve(source, layout, problems, osqp_settings, ridge, hessian=H, stop=CV_STOP,
-              refresh=lambda x, share=share: source.curvature(x, share),
-              exact_after=CV_EXACT_AFTER)  # fmt: skip
+        try:
+            solve(source, layout, problems, osqp_settings, ridge, hessian=H, stop=CV_STOP,
+                  refresh=lambda x, share=share: source.curvature(x, share),
+                  exact_after=CV_EXACT_AFTER)  # fmt: skip
+        except SolverError as err:
+            # the penalties get smaller along the path: a fold of few rows and many absent
+            # classes drove its class biases toward -inf, and Newton could not follow
+            if not held and not optional:
+                raise
+            what = f"lam={lam:g}" + (f", bias_penalty={tau:g}" if np.isfinite(tau) else "")
+            warnings.warn(
+                f"cross-validation of the class-shared model stopped at {what}, which the "
+                f"solver could not fit ({str(err).rstrip('.')}); the penalties before it "
+                "were compared.",
+                SolverWarning,
+                stacklevel=caller_level(),
+            )
+            break
         held.append(source.heldout_losses([(pb.key, pb.x) for pb in problems]))
         sols.append([pb.x.copy() for pb in problems])
         done.append((float(lam), float(tau)))
@@ -328,7 +350,7 @@ def cv_path(
             progress.step(f"shared lam={lam:g}" + (f" bias={tau:g}" if np.isfinite(tau) else ""))
         if se_rule is not None and _settled(np.array(held), w, se_rule, patience):
             break
-    return SharedPath(done, np.array(held), w, sols)
+    return SharedPath(done, np.array(held).reshape(len(held), w.shape[0]), w, sols)
 
 
 def _settled(losses: np.ndarray, w: np.ndarray, se_rule, patience: int) -> bool:

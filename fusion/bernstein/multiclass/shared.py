@@ -141,7 +141,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         if len(taus) > 1:
             grid = [(lam, float(t)) for t in taus if np.isfinite(t)]
             bias = cv_path(source, layout, grid, path.solutions[pick], settings, ridge,
-                           progress=progress, se_rule=paired_se)  # fmt: skip
+                           progress=progress, se_rule=paired_se, optional=True)  # fmt: skip
             candidates = np.vstack([path.held[pick : pick + 1], bias.held])
             chosen = one_se_index(candidates, path.w)
             if chosen > 0:

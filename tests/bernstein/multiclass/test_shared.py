@@ -195,6 +195,28 @@ def test_classes_absent_from_the_fusion_sample_get_probabilities():
         fusion.fit(S, np.where(y == 0, "z", names[y]), classes=names)
 
 
+@pytest.mark.parametrize("seed", [3, 6])
+def test_few_rows_of_many_absent_classes_end_the_bias_path_not_the_fit(seed):
+    # 30 rows, 120 classes, most absent: along the class biases' path a fold's biases head
+    # for -inf and Newton cannot follow at the smaller ridges. The path stops there with a
+    # SolverWarning (it used to raise), the penalties before it are compared
+    rng = np.random.default_rng(seed)
+    n, C = 30, 120
+    signal = rng.normal(size=(n, C))
+    y = (signal * 3 + rng.gumbel(size=(n, C))).argmax(axis=1)
+    L = np.stack(
+        [(rng.uniform(0.2, 2) * signal * 3 + rng.normal(size=(n, C))) * 3.0 for _ in range(4)],
+        axis=1,
+    )
+    S = softmax(L, axis=-1)
+    with pytest.warns(fusion.SolverWarning, match="stopped at lam=inf, bias_penalty="):
+        model = fusion.fit(S, y, classes=np.arange(C))
+    tried = {k[-1] for k in model.cv_scores_}
+    assert model.bias_penalty_ in tried and min(t for t in tried if t > 0) > 1e-5
+    P = model.predict_proba(S)
+    assert np.all(P > 0) and np.all(P < 1) and np.allclose(P.sum(axis=1), 1.0)
+
+
 def test_logits_log_probabilities_and_probabilities_are_one_input(reference):
     S, y, St, ref = reference  # the probabilities
     rng = np.random.default_rng(22)
