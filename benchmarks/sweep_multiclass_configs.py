@@ -9,7 +9,8 @@ Usage::
 
 Each trial draws n (30 to 8,000 rows), C (3 to 120 classes), M (1 to 4 networks), networks of
 random sharpness and quality given as logits, probabilities (with exact zeros in some) or
-float32, random weights (some zero) in 30 % of the trials, a class absent from the labels in
+float32 (in some trials two networks the same, a constant one, logits of 1e3, or one giving
+hard labels), random weights (some zero) in 30 % of the trials, a class absent from the labels in
 20 %, string labels in 20 %. Prints one line per failure and a summary.
 """
 
@@ -37,6 +38,15 @@ def draw(rng):
         L = quality * signal * 3 + rng.normal(size=(n, C))
         nets.append(L * temp)
     L = np.stack(nets, axis=1)
+    quirk = str(rng.choice(["none"] * 4 + ["duplicate", "constant", "huge", "onehot"]))
+    if quirk == "duplicate" and M > 1:  # two networks the same
+        L[:, 1] = L[:, 0]
+    elif quirk == "constant":  # a network that says nothing
+        L[:, -1] = 0.0
+    elif quirk == "huge":  # logits of 1e3: probabilities of exactly 0 and 1 in float64
+        L = L * 300.0
+    elif quirk == "onehot":  # a network that gives hard labels
+        L[:, -1] = np.where(L[:, -1] == L[:, -1].max(axis=1, keepdims=True), 50.0, -50.0)
     kind = str(rng.choice(["logits", "probabilities", "zeros", "float32"]))
     weights = rng.exponential(size=n) * (rng.random(n) > 0.1) if rng.random() < 0.3 else None
     absent = rng.random() < 0.2
@@ -44,7 +54,8 @@ def draw(rng):
         gone = int(rng.integers(C))
         y[y == gone] = (gone + 1) % C
     strings = rng.random() < 0.2
-    return dict(n=n, C=C, M=M, L=L, y=y, kind=kind, w=weights, absent=absent, strings=strings)
+    return dict(n=n, C=C, M=M, L=L, y=y, kind=kind, w=weights, absent=absent, strings=strings,
+                quirk=quirk)  # fmt: skip
 
 
 def scores(L, kind):
@@ -117,6 +128,7 @@ def main() -> int:
         rng = np.random.default_rng([args.seed, t])  # a trial is repeatable on its own
         cfg = draw(rng)
         label = (f"trial {t}: n={cfg['n']} C={cfg['C']} M={cfg['M']} {cfg['kind']} "
+                 f"quirk={cfg['quirk']} "
                  f"weights={cfg['w'] is not None} absent={cfg['absent']} "
                  f"strings={cfg['strings']}")  # fmt: skip
         t0 = time.perf_counter()

@@ -127,6 +127,7 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
     lam, tau = float(lams[0]), float(taus[0])
     x_start, cv_scores, cv_se, heldout, chosen_folds = x0, None, None, None, None
     if len(lams) > 1 or len(taus) > 1 or any(np.isfinite(t) for t in tops):
+        _check_folds(source)
         first = taus[0] if len(taus) == 1 else np.inf
         starts = [x0] * len(source.fold_keys())
         path = cv_path(source, layout, [(v, first) for v in lams], starts, settings, ridge,
@@ -186,6 +187,20 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
         float(tau), cv_scores, cv_se, final.n_iter, final.status, np.r_[0.0, theta], top,
         heldout,
     )  # fmt: skip
+
+
+def _check_folds(source) -> None:
+    """Refuse a cross-validation in which some fold trains on no row: every row in one fold,
+    as content folds put rows of the same scores (and the same score for their label)."""
+    empty = [k for k in source.fold_keys() if not source.total(k) > 0]
+    if empty:
+        raise ValueError(
+            f"cross-validation has no training rows for {len(empty)} of its "
+            f"{len(source.fold_keys())} folds: rows with the same scores share a fold, and "
+            "every row has the same scores (or the same score for its label), so the scores "
+            "carry nothing to fuse. Check the scores, or fix lam, bias_penalty and "
+            "top_label_penalty to fit without cross-validation."
+        )
 
 
 def _edge_matters(held: np.ndarray, w: np.ndarray, edge: int) -> bool:

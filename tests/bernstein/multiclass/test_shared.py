@@ -217,6 +217,22 @@ def test_few_rows_of_many_absent_classes_end_the_bias_path_not_the_fit(seed):
     assert np.all(P > 0) and np.all(P < 1) and np.allclose(P.sum(axis=1), 1.0)
 
 
+def test_networks_that_say_nothing_are_refused_with_what_to_do():
+    # every row the same scores: content folds put every row in one fold, and the fit
+    # divided by a fold's empty training weight (ZeroDivisionError); now a ValueError that
+    # says why and how to fit anyway
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 20, 600)
+    S = np.zeros((600, 2, 20))
+    with pytest.raises(ValueError, match=r"no training rows for 1 of its 5 folds.*fix lam"):
+        fusion.fit(S, y)
+    model = BernsteinFusion(lam=np.inf, bias_penalty=1.0, top_label_penalty=np.inf).fit(S, y)
+    P = model.predict_proba(S[:5])
+    np.testing.assert_allclose(P, P[:1].repeat(5, axis=0))
+    # the biases follow the class frequencies
+    assert np.corrcoef(P[0], np.bincount(y, minlength=20))[0, 1] > 0.9
+
+
 def test_logits_log_probabilities_and_probabilities_are_one_input(reference):
     S, y, St, ref = reference  # the probabilities
     rng = np.random.default_rng(22)
