@@ -243,15 +243,19 @@ def log_probabilities(block: np.ndarray, scale: str, floor: float | None = None)
     (negative rounding errors read as 0), the log-softmax ``s - logsumexp(s)`` for logits
     (``-inf`` is a probability of 0), so a network's logits, their log-softmax and their
     softmax give the same ``z`` up to rounding, and so does a constant added to a row of
-    logits."""
+    logits. A row of probabilities that are all 0 says nothing: it is the uniform
+    distribution, as a row of equal logits is (the floor for every class made a network of
+    zero logits, read as probabilities, hash to other folds than its log-softmax)."""
     dtype = np.float32 if block.dtype == np.float32 else np.float64
     low = LOG_TINY if floor is None else max(float(floor), LOG_TINY)
     with np.errstate(divide="ignore", invalid="ignore"):
         if scale == "probability":
             p = np.maximum(np.asarray(block, dtype=np.float64), 0.0)
+            total = p.sum(axis=1, keepdims=True)
             z = np.log(p)
-            z -= np.log(p.sum(axis=1, keepdims=True))
+            z -= np.log(total)
+            z[total[:, 0] == 0.0] = -np.log(p.shape[1])
         else:
             z = log_softmax(np.asarray(block, dtype=np.float64), axis=1)
-    np.fmax(z, low, out=z)  # -inf (a probability of 0) and NaN (a row of zeros) to the floor
+    np.fmax(z, low, out=z)  # -inf (a probability of 0) to the floor
     return z.astype(dtype, copy=False)

@@ -90,3 +90,15 @@ def test_zero_probabilities_become_the_floor_not_minus_infinity():
     assert np.all(np.isfinite(z)) and z[0, 0] == LOG_TINY
     assert log_probabilities(p, "probability", floor=-20.0)[0, 0] == -20.0
     assert log_probabilities(p.astype(np.float32), "probability").dtype == np.float32
+
+
+def test_a_row_of_zero_probabilities_is_the_uniform_distribution():
+    # it says nothing, as equal logits do; both read the same, so a network of zero logits
+    # (which "auto" reads as probabilities) gives what its log-softmax gives
+    p = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.5, 0.5, 0.0]])
+    z = log_probabilities(p, "probability")
+    np.testing.assert_allclose(z[0], log_probabilities(np.zeros((1, 4)), "logit")[0], atol=1e-15)
+    assert z[1, 0] == LOG_TINY and z[1, 1] == pytest.approx(np.log(0.5))
+    assert np.all(
+        log_probabilities(p.astype(np.float32), "probability")[0] == np.float32(-np.log(4))
+    )
