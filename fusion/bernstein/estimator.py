@@ -9,6 +9,7 @@ through the fitted model (:mod:`.binary.model`, :mod:`.multiclass.model`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from numbers import Integral, Real
@@ -20,8 +21,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import COMMON_PARAMETERS, SKETCH_KNOTS, FusionEstimator
 from .._direction import label_rank_sums, reverse_networks
 from .._multiclass import check_multiclass_targets
-from .._solver import one_blas_thread
+from .._solver import SolverError, one_blas_thread
 from .._validation import check_sample_weight
+from .._warn import caller_level
 from . import plan as planning
 from .basis import STRUCTURES
 from .binary import bootstrap
@@ -617,9 +619,20 @@ class BernsteinFusion(FusionEstimator):
             self._take(shared)
             return
         w = check_sample_weight(sample_weight, S.shape[0])
-        held_per_class = self._fit_per_class(
-            S, classes, index, sample_weight, folds, increasing=shared["increasing_"]
-        )
+        try:
+            held_per_class = self._fit_per_class(
+                S, classes, index, sample_weight, folds, increasing=shared["increasing_"]
+            )
+        except (ValueError, SolverError) as err:
+            # the per-class model is only a candidate: a network constant for a class (which
+            # the shared model takes in its stride) must not fail the fit
+            warnings.warn(
+                f"multiclass='auto' kept the class-shared model: the per-class model could "
+                f"not be fitted to compare with it ({err})",
+                UserWarning,
+                stacklevel=caller_level(),
+            )
+            held_per_class = None
         scores, per_class = compare(held_shared, held_per_class, w)
         if per_class:  # the per-class model, fitted on this estimator
             self.multiclass_cv_ = scores

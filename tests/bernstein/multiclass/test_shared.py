@@ -550,3 +550,23 @@ def test_auto_keeps_the_per_class_model_where_cross_validation_prefers_it(monkey
     small = BernsteinFusion(**kw).fit(S[:n], y[:n])
     assert small.multiclass_ == "shared" and "multiclass_cv_" not in vars(small)
     np.testing.assert_array_equal(small.predict_proba(S[n:]), shared.predict_proba(S[n:]))
+
+
+def test_auto_keeps_the_shared_model_when_the_per_class_one_cannot_be_fitted(monkeypatch):
+    # a network constant in a class: the per-class model refuses it (a constant score
+    # column), the shared model takes it in its stride; auto used to fail the whole fit
+    import fusion.bernstein.plan as est
+
+    monkeypatch.setattr(est, "AUTO_PER_CLASS_ROWS", 300)
+    rng = np.random.default_rng(21)
+    n, C = 3_000, 3
+    L = 1.5 * rng.normal(size=(n, C))
+    y = (rng.random(n)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+    S = np.stack([softmax(L + 0.5 * rng.normal(size=L.shape), 1), np.full((n, C), 1 / C)], 1)
+    with pytest.warns(
+        UserWarning, match=r"kept the class-shared model.*score column 1 is constant"
+    ):
+        model = fusion.fit(S, y)
+    shared = BernsteinFusion(multiclass="shared").fit(S, y)
+    assert model.multiclass_ == "shared" and "multiclass_cv_" not in vars(model)
+    np.testing.assert_array_equal(model.predict_proba(S[:100]), shared.predict_proba(S[:100]))
