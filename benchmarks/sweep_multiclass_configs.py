@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import traceback
 import warnings
 
 import numpy as np
@@ -135,7 +136,8 @@ def main() -> int:
         try:
             problems = trial(cfg, rng)
         except Exception as err:  # noqa: BLE001 - every failure is reported, the sweep goes on
-            problems = [f"{type(err).__name__}: {err}"]
+            where = traceback.extract_tb(err.__traceback__)[-1]
+            problems = [f"{type(err).__name__}: {err} ({where.filename}:{where.lineno})"]
         took = time.perf_counter() - t0
         refused = len(problems) == 1 and problems[0].startswith("refused")
         refusals += refused

@@ -197,9 +197,10 @@ def _check_folds(source) -> None:
         raise ValueError(
             f"cross-validation has no training rows for {len(empty)} of its "
             f"{len(source.fold_keys())} folds: rows with the same scores share a fold, and "
-            "every row has the same scores (or the same score for its label), so the scores "
-            "carry nothing to fuse. Check the scores, or fix lam, bias_penalty and "
-            "top_label_penalty to fit without cross-validation."
+            "the rows have too few distinct scores (every row the same, or the same score "
+            "for its label, as from a network that gives hard labels) to be split. Check "
+            "the scores, or fix lam, bias_penalty and top_label_penalty to fit without "
+            "cross-validation."
         )
 
 

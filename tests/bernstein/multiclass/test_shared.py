@@ -226,6 +226,10 @@ def test_networks_that_say_nothing_are_refused_with_what_to_do():
     S = np.zeros((600, 2, 20))
     with pytest.raises(ValueError, match=r"no training rows for 1 of its 5 folds.*fix lam"):
         fusion.fit(S, y)
+    # a single network of hard labels: two distinct rows per label, too few to split
+    hard = np.eye(20)[(y + (rng.random(600) < 0.3)) % 20]
+    with pytest.raises(ValueError, match=r"hard labels"):
+        fusion.fit(hard, y)
     model = BernsteinFusion(lam=np.inf, bias_penalty=1.0, top_label_penalty=np.inf).fit(S, y)
     P = model.predict_proba(S[:5])
     np.testing.assert_allclose(P, P[:1].repeat(5, axis=0))
