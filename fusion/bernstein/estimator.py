@@ -231,7 +231,9 @@ class BernsteinFusion(FusionEstimator):
         the shared model; where every class has at least 1,000 rows, ``C <= 20`` and
         ``n C <= 50,000`` (and ``lam="cv"`` with an int ``cv``), also the per-class model,
         kept when its held-out log-loss on the same folds is lower by more than one paired
-        standard error (``multiclass_cv_``). The rank-only model (``base=None``) and
+        standard error (``multiclass_cv_``); a per-class model that cannot be fitted (a
+        network constant in a class) leaves the shared one, with a warning. The rank-only
+        model (``base=None``) and
         ``missing="marginal"`` with missing scores are per-class.
     bias_penalty : float >= 0, inf or "cv", default="cv"
         Class-shared multi-class model only: the ridge ``(tau / 2) sum_k b_k^2`` on a bias
