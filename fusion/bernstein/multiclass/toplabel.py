@@ -821,6 +821,9 @@ def choose(s: Sample, penalties) -> TopLabelFit:
                 theta = fitted[tau][relax]
             held[k, test] = _losses(check, theta)
     mean = held @ s.w / s.w.sum()
+    # a candidate with a held-out loss that is not finite (a free minimizer at infinity, on
+    # few rows, whose psi overflows on another fold's rows) is never the lowest
+    mean[~np.isfinite(held).all(axis=1)] = np.inf
     # the lowest held-out loss, not the one-standard-error rule: the correction has K
     # bounded parameters, and the rule kept none where it lowered the test log-loss and
     # top-label ECE (two of eleven CIFAR splits; none where it raised them). Losses within

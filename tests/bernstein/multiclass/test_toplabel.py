@@ -416,3 +416,23 @@ def test_cross_validation_follows_the_edge_where_it_pays():
     np.testing.assert_array_equal(chosen.theta, T.fit(s, tau))
     assert not np.array_equal(chosen.theta, T.fit(s, tau, edge=False))
     assert T.certify(chosen.theta, slack=T.FIT_SLACK)
+
+
+def test_cross_validation_never_picks_a_correction_whose_held_out_loss_overflows(monkeypatch):
+    # on few rows a fold's free minimizer may lie at infinity; a candidate whose held-out
+    # loss is not finite on some row must lose, not break the choice (NaN compared to
+    # nothing and left no candidate)
+    P, y = _sample(600, 8, 51, _feasible_theta(52, 2.0))
+    s = T.sample_rows(P, y, np.ones(600), np.arange(600) % 5)
+    fit_pair = T._fit_pair
+
+    def diverging(sample, tau, *args, **kwargs):
+        inner, relaxed, free = fit_pair(sample, tau, *args, **kwargs)
+        return inner, np.full(K, -1e4), free  # the certified candidate overflows
+
+    monkeypatch.setattr(T, "_fit_pair", diverging)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not np.isfinite(T._losses(s, np.full(K, -1e4))).all()
+        chosen = T.choose(s, TOP_LABEL_GRID)
+    assert not chosen.relaxed and np.all(np.isfinite(chosen.heldout))
+    assert all(v == np.inf for k, v in chosen.cv_scores.items() if isinstance(k, tuple))
