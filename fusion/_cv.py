@@ -306,10 +306,13 @@ def one_se_pick(mean: np.ndarray, se: np.ndarray, preference=None, factor: float
     best one's by at most ``factor`` times the standard error of that excess (``se``, from
     :func:`paired_se` or a path's own), the first in ``preference`` order (a key function
     of the candidate's index; None: the first index, the candidates being listed from the
-    most penalized)."""
-    mean = np.asarray(mean, dtype=float)
+    most penalized). A candidate whose mean is not finite loses; if every one's is not, the
+    first in that order is taken."""
+    mean = np.where(np.isfinite(mean), np.asarray(mean, dtype=float), np.inf)
     best = int(np.argmin(mean))
     within = np.flatnonzero(mean - mean[best] <= factor * np.asarray(se, dtype=float))
+    if within.size == 0:  # every mean infinite (inf - inf is NaN)
+        within = np.arange(mean.size)
     if preference is None:
         return int(within[0])
     return int(min(within, key=preference))
@@ -319,7 +322,8 @@ def one_se_index(held: np.ndarray, w: np.ndarray) -> int:
     """:func:`one_se_pick` from the held-out losses ``(n_candidates, n_units)`` of candidates
     listed from the most penalized, unit weights ``w``."""
     mean = held @ w / w.sum()
-    return one_se_pick(mean, paired_se(held, w, int(np.argmin(mean))))
+    ref = int(np.argmin(np.where(np.isfinite(mean), mean, np.inf)))
+    return one_se_pick(mean, paired_se(held, w, ref))
 
 
 #: A held-out loss this many standard errors above a penalty path's minimum ends the path on

@@ -328,11 +328,16 @@ def fit_coupling(
     slopes fit better where the one-vs-rest fits are miscalibrated in different ways
     (Covertype, 2,000-5,000 rows), but free slopes diverge where a class is (almost)
     separated out of fold (25 rows per class on digits). Without ``folds``, one slope.
+    A row in no test fold (fold < 0: of zero weight, or outside a sampled cross-validation)
+    has no out-of-fold probability in ``P``, and the coupling is fitted without it.
     Convex for every ``tau``; solved by L-BFGS-B with exact gradients.
     """
+    w = np.asarray(w, dtype=float)
+    if folds is not None:
+        inside = np.asarray(folds) >= 0
+        P, index, w, folds = P[inside], index[inside], w[inside], np.asarray(folds)[inside]
     L = _logits(P)
     n, C = L.shape
-    w = np.asarray(w, dtype=float)
     tau = np.inf
     if folds is not None:
         held = np.empty((len(SPREAD_GRID), n))  # every row's held-out log-loss per tau
@@ -360,7 +365,7 @@ def heldout_coupled_losses(
     out = np.full(P.shape[0], np.nan)
     for f in np.unique(folds[folds >= 0]):
         test = folds == f
-        train = (folds != f) & (w > 0)
+        train = (folds >= 0) & (folds != f) & (w > 0)
         a, b = _fit_coupling(L[train], index[train], w[train], tau)
         q = couple(P[test], a, b)
         out[test] = -np.log(q[np.arange(int(test.sum())), index[test]])

@@ -163,7 +163,7 @@ class PerClassFusion:
         if folds is None:
             keys = np.nan_to_num(S.reshape(n, -1).astype(float), nan=-1.0, posinf=2.0, neginf=-2.0)
             folds = content_folds(keys, index, COUPLING_FOLDS, getattr(self, "random_state", 0))
-        oof = np.empty((n, C))
+        oof = np.full((n, C), np.nan)  # a row in no test fold has none
         for f in np.unique(folds[folds >= 0]):
             test = folds == f
             train = ~test

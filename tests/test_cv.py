@@ -232,3 +232,13 @@ def test_the_binary_path_stops_where_the_rule_says(monkeypatch):
         extends = b.shape[0] > a.shape[0] and np.array_equal(b[: a.shape[0]], a)
         assert not (settled and extends)
     assert any(settled for _, settled in calls)  # and some path did stop early here
+
+
+def test_one_se_pick_passes_over_candidates_without_a_finite_mean():
+    from fusion._cv import one_se_index, one_se_pick
+
+    assert one_se_pick(np.array([np.nan, 1.0, 0.9]), np.array([0.0, 0.05, 0.0])) == 2
+    assert one_se_pick(np.array([np.nan, 1.0, 0.97]), np.array([0.0, 0.05, 0.0])) == 1
+    assert one_se_pick(np.array([np.nan, np.inf]), np.zeros(2)) == 0
+    held = np.array([[np.nan, 1.0, 1.0], [0.5, 0.6, 0.7], [0.9, 0.9, 0.9]])
+    assert one_se_index(held, np.ones(3)) == 1

@@ -203,3 +203,27 @@ def test_coupled_probabilities_never_round_to_zero_or_one():
     grid = np.linspace(1e-13, 1 - 1e-13, 400)
     rows = np.column_stack([grid, np.full(400, 1e-13), np.full(400, 0.5)])
     assert np.all(np.diff(couple(rows, 2.0, np.zeros(3))[:, 0]) >= 0)
+
+
+def test_coupling_ignores_rows_in_no_test_fold():
+    # rows of fold -1 (zero weight) or -2 (outside a sampled cross-validation) have no
+    # out-of-fold probability: NaN there must neither leak into the choice of the spread
+    # penalty nor into the fit (it once picked from NaN held-out means: IndexError, or a
+    # choice that changed from one refit to the next with the memory np.empty returned)
+    rng = np.random.default_rng(11)
+    n, C = 600, 4
+    P = rng.uniform(0.05, 0.95, size=(n, C))
+    index = (rng.random(n)[:, None] > np.cumsum(couple(P, 1.3, np.zeros(C)), axis=1)).sum(1)
+    folds = np.arange(n) % 5
+    w = rng.exponential(size=n)
+    clean = fit_coupling(P, index, w, folds)
+    outside = rng.random(n) < 0.2
+    P_out, folds_out = P.copy(), folds.copy()
+    P_out[outside] = np.nan
+    folds_out[outside] = np.where(rng.random(outside.sum()) < 0.5, -1, -2)
+    got = fit_coupling(P_out, index, w, folds_out)
+    ref = fit_coupling(P[~outside], index[~outside], w[~outside], folds[~outside])
+    for a, b in zip(got, ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.all(np.isfinite(got[0])) and np.all(np.isfinite(got[1]))
+    assert not np.array_equal(clean[1], got[1])  # the rows did count when inside

@@ -649,7 +649,9 @@ def multiclass_model(est, S: np.ndarray, index: np.ndarray, sample_weight) -> st
         return "per-class"
     C = S.shape[2]
     w = check_sample_weight(sample_weight, S.shape[0])
-    counts = np.bincount(index, weights=w / w[w > 0].min(), minlength=C)
+    # rows, not weight: weights scaled by their smallest (one tiny weight) made 150 rows
+    # count as thousands and sent a 30-rows-per-class fit to the per-class comparison
+    counts = np.bincount(index[w > 0], minlength=C)
     searched = est.lam == "cv" and by_content(est.cv)
     cheap = S.shape[0] * C <= AUTO_PER_CLASS_PAIRS
     if searched and cheap and C <= AUTO_PER_CLASS_CLASSES and counts.min() >= AUTO_PER_CLASS_ROWS:

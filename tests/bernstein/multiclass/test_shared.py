@@ -574,3 +574,53 @@ def test_auto_keeps_the_shared_model_when_the_per_class_one_cannot_be_fitted(mon
     shared = BernsteinFusion(multiclass="shared").fit(S, y)
     assert model.multiclass_ == "shared" and "multiclass_cv_" not in vars(model)
     np.testing.assert_array_equal(model.predict_proba(S[:100]), shared.predict_proba(S[:100]))
+
+
+def test_auto_counts_rows_not_weight_for_the_per_class_comparison():
+    # one tiny weight once made every other row count as thousands (weights were scaled
+    # by their smallest): 150 rows were sent to the per-class comparison
+    from fusion.bernstein.plan import multiclass_model
+
+    rng = np.random.default_rng(22)
+    n, C = 150, 3
+    S = softmax(rng.normal(size=(n, 2, C)), axis=2)
+    index = np.arange(n) % C
+    w = rng.exponential(size=n)
+    w[0] = 1e-6
+    assert multiclass_model(BernsteinFusion(), S, index, w) == "shared"
+    assert multiclass_model(BernsteinFusion(), S, index, w * 1e9) == "shared"
+
+
+def test_auto_with_zero_weights_refits_bit_identically(monkeypatch):
+    # rows of zero weight are in no test fold; the per-class candidate's coupling once
+    # read their (never written) out-of-fold probabilities from np.empty's memory
+    import fusion.bernstein.plan as est
+
+    monkeypatch.setattr(est, "AUTO_PER_CLASS_ROWS", 100)
+    rng = np.random.default_rng(23)
+    n, C = 900, 3
+    L = 1.5 * rng.normal(size=(n, C))
+    y = (rng.random(n)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+    A, B = (L + rng.normal(size=(2, n, C))) * [[[2.0, 0.5, 1.0]], [[0.5, 2.0, 1.0]]]
+    S = np.stack([softmax(A, 1), softmax(B, 1)], axis=1)
+    w = rng.exponential(size=n) * (rng.random(n) > 0.2)
+    kw = {"degree": 3, "top_label_penalty": np.inf}
+    first = BernsteinFusion(**kw).fit(S, y, sample_weight=w)
+    assert "multiclass_cv_" in vars(first)
+    empty = np.empty
+
+    def poisoned(shape, dtype=float, **kwargs):  # memory np.empty may hand out: NaN
+        out = empty(shape, dtype=dtype, **kwargs)
+        if out.dtype.kind == "f":
+            out.fill(np.nan)
+        return out
+
+    monkeypatch.setattr(np, "empty", poisoned)
+    again = BernsteinFusion(**kw).fit(S, y, sample_weight=w)
+    monkeypatch.setattr(np, "empty", empty)
+    assert first.multiclass_cv_ == again.multiclass_cv_
+    np.testing.assert_array_equal(first.predict_proba(S), again.predict_proba(S))
+    # and the zero-weight rows are no rows
+    kept = w > 0
+    alone = BernsteinFusion(**kw).fit(S[kept], y[kept], sample_weight=w[kept])
+    np.testing.assert_allclose(alone.predict_proba(S), first.predict_proba(S), atol=1e-12)
