@@ -27,6 +27,7 @@ pairs need test sets that partition the rows).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -41,6 +42,7 @@ from .._cv import (
     fold_seed,
     splits_from_folds,
 )
+from .._warn import caller_level
 from ..ecdf.sketch import GOLDEN, mix64
 
 __all__ = ["pair_keys", "in_sample", "by_content", "OUTSIDE", "Folds", "FoldRule"]
@@ -199,19 +201,64 @@ class FoldRule:
         modulo the folds (-2, :data:`OUTSIDE`, outside a sample of about the share
         ``sample``)."""
         keys = pair_keys(Z, index, self.seed)
-        fold = self.hashed(keys)
+        return self._pair_fold(keys, keys, sample)
+
+    def _pair_fold(self, keys: np.ndarray, dealt: np.ndarray, sample: float) -> np.ndarray:
+        """Folds from the ``dealt`` keys, the sample from the content ``keys``."""
+        fold = self.hashed(dealt)
         fold[~in_sample(keys, sample)] = OUTSIDE
         return fold
+
+    def _spread_repeats(self, keys: np.ndarray, fold: np.ndarray, sample: float) -> np.ndarray:
+        """Folds where some fold holds no row because the rows repeat a few contents (one
+        network that gives hard labels: as the key does not depend on the order of the
+        classes, every row is one of two contents, its label the network's or not): the
+        ``j``-th repeat of a content (in row order) gets its key
+        salted by ``j``, so repeats are dealt over the folds; first occurrences keep their
+        folds. Said with a warning; a dask fit, which cannot count repeats across blocks,
+        keeps the content folds."""
+        order = np.argsort(keys, kind="stable")
+        ranked = keys[order]
+        starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+        if starts.size == keys.shape[0]:  # no repeat: nothing to spread
+            return fold
+        repeat = np.empty(keys.shape[0], dtype=np.uint64)
+        repeat[order] = (
+            np.arange(keys.shape[0]) - np.repeat(starts, np.diff(np.r_[starts, keys.shape[0]]))
+        ).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            dealt = np.where(repeat > 0, mix64(keys ^ mix64(repeat * GOLDEN)), keys)
+        warnings.warn(
+            f"the rows hold {starts.size} distinct contents (scores and label) for "
+            f"{self.n_folds} content-assigned folds, too few to fill them: repeated rows are "
+            "dealt to folds by their order of occurrence (as from a network that gives hard "
+            "labels).",
+            UserWarning,
+            stacklevel=caller_level(),
+        )
+        return self._pair_fold(keys, dealt, sample)
 
     def pair_folds(self, Z: np.ndarray, index: np.ndarray, sample: float) -> tuple[np.ndarray, int]:
         """Test fold of every multi-class row in memory (log-probabilities ``Z`` (M, r, C);
         -1: in no test fold, -2: outside the cross-validation's sample) and the number of
-        folds: for an int ``cv`` those of a dask fit (:meth:`pairs`), else from the given
-        splits, whose test sets must not overlap."""
+        folds: for an int ``cv`` those of a dask fit (:meth:`pairs`) unless their repeats
+        leave a fold without rows (:meth:`_spread_repeats`; every row the same scores is
+        refused), else from the given splits, whose test sets must not overlap."""
         r = Z.shape[1]
         if self.content_assigned:
             self._check_rows(r)
-            return self.pairs(Z, index, sample), self.n_folds
+            keys = pair_keys(Z, index, self.seed)
+            fold = self._pair_fold(keys, keys, sample)
+            if np.unique(fold[fold >= 0]).size < self.n_folds:
+                if bool(np.all(Z == Z[:, :1])):
+                    raise ValueError(
+                        "every row has the same scores: cross-validation cannot compare "
+                        "penalties on them (the fit could only follow the labels' "
+                        "frequencies). Check the scores, or fix lam, bias_penalty and "
+                        "top_label_penalty to fit without cross-validation."
+                    )
+                fold = self._spread_repeats(keys, fold, sample)
+            return fold, self.n_folds
         splits = cv_splits(self.cv, index, self.random_state, kept=self.kept)
         fold = np.full(r, -1, dtype=np.int64)
         for f, (train, test) in enumerate(splits):

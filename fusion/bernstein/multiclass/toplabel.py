@@ -626,7 +626,8 @@ def _penalty(K: int) -> np.ndarray:
     return D.T @ D
 
 
-_NONE, _NONE2 = np.empty(0), np.empty((0, 0))
+#: What the kernel is given for the Hessian's outputs (``q``, ``G``) when none is wanted.
+_NO_ENTRY_WEIGHTS, _NO_ROW_GRADIENTS = np.zeros(0), np.zeros((0, 0))
 
 
 def _stats(s: Sample, theta: np.ndarray, hessian: bool = True, losses: np.ndarray | None = None):
@@ -639,7 +640,11 @@ def _stats(s: Sample, theta: np.ndarray, hessian: bool = True, losses: np.ndarra
     K = theta.shape[0]
     grad = np.zeros(K)
     loss = np.empty(s.n) if losses is None else losses
-    q, G = (np.empty(s.p.shape[0]), np.empty((s.n, K))) if hessian else (_NONE, _NONE2)
+    q, G = (
+        (np.empty(s.p.shape[0]), np.empty((s.n, K)))
+        if hessian
+        else (_NO_ENTRY_WEIGHTS, _NO_ROW_GRADIENTS)
+    )
     value = correction_stats(s.indptr, s.logp, s.B, s.label, s.tail, s.tail_B, s.w,
                              np.ascontiguousarray(theta, dtype=np.float64), loss, grad, q,
                              G)  # fmt: skip

@@ -5,6 +5,7 @@ persistence and bad input."""
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -224,12 +225,8 @@ def test_networks_that_say_nothing_are_refused_with_what_to_do():
     rng = np.random.default_rng(5)
     y = rng.integers(0, 20, 600)
     S = np.zeros((600, 2, 20))
-    with pytest.raises(ValueError, match=r"no training rows for 1 of its 5 folds.*fix lam"):
+    with pytest.raises(ValueError, match=r"every row has the same scores.*fix lam"):
         fusion.fit(S, y)
-    # a single network of hard labels: two distinct rows per label, too few to split
-    hard = np.eye(20)[(y + (rng.random(600) < 0.3)) % 20]
-    with pytest.raises(ValueError, match=r"hard labels"):
-        fusion.fit(hard, y)
     model = BernsteinFusion(lam=np.inf, bias_penalty=1.0, top_label_penalty=np.inf).fit(S, y)
     P = model.predict_proba(S[:5])
     np.testing.assert_allclose(P, P[:1].repeat(5, axis=0))
@@ -624,3 +621,43 @@ def test_auto_with_zero_weights_refits_bit_identically(monkeypatch):
     kept = w > 0
     alone = BernsteinFusion(**kw).fit(S[kept], y[kept], sample_weight=w[kept])
     np.testing.assert_allclose(alone.predict_proba(S), first.predict_proba(S), atol=1e-12)
+
+
+def test_a_network_of_hard_labels_is_fitted_with_its_repeats_spread_over_the_folds():
+    # one-hot rows: content keys sum over the classes, so every row is one of two contents
+    # (its label's score 1 or 0) and the content folds left some fold without rows (the
+    # fit was refused). Repeats are now dealt over the folds in row order, with a warning;
+    # the fit recovers P(label | predicted class), the hard network's confusion matrix.
+    rng = np.random.default_rng(24)
+    n, C = 4_000, 8
+    y = rng.integers(0, C, n)
+    right = rng.random(n) < np.linspace(0.5, 0.9, C)[y]  # per-class accuracy
+    pred = np.where(right, y, (y + rng.integers(1, C, n)) % C)
+    with pytest.warns(UserWarning, match=r"2 distinct contents.*order of occurrence"):
+        model = fusion.fit(np.eye(C)[pred], y)
+    assert model.n_classes_ == C
+    P = model.predict_proba(np.eye(C))
+    empirical = np.array([np.bincount(y[pred == k], minlength=C) / (pred == k).sum()
+                          for k in range(C)])  # fmt: skip
+    accuracy = (pred == y).mean()  # the one-parameter model: the accuracy on the diagonal
+    pooled = np.full((C, C), (1 - accuracy) / (C - 1))
+    np.fill_diagonal(pooled, accuracy)
+
+    def loss(Q):
+        return -np.mean(np.log(Q[pred, y]))
+
+    # between the pooled accuracy and the confusion matrix's maximum likelihood (a
+    # class-shared model with per-class biases cannot reach the latter)
+    assert loss(empirical) < loss(P) < loss(pooled) - 0.005
+    assert loss(P) < loss(empirical) + 0.035
+    assert np.all(P > 0) and np.all(P < 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(fusion.fit(np.eye(C)[pred], y).predict_proba(np.eye(C)), P)
+    # folds of rows that do not repeat are those of the content keys, as before
+    from fusion.bernstein.folds import FoldRule, pair_keys
+
+    rule = FoldRule.of(5, 0, np.ones(n, dtype=bool))
+    Z = rng.normal(size=(2, n, C))
+    fold, k = rule.pair_folds(Z, y, 1.0)
+    np.testing.assert_array_equal(fold, pair_keys(Z, y, rule.seed) % np.uint64(5))
