@@ -1,7 +1,8 @@
 """Random multi-class configurations through ``fusion.fit``: no exception, rows that are
 distributions strictly inside (0, 1), bit-identical refits, every class's probability
-non-decreasing in every network's score for that class, and logits / log-probabilities /
-shifted logits of the same networks giving the same predictions (to 1e-6).
+non-decreasing in every network's score for that class, logits / log-probabilities /
+shifted logits of the same networks giving the same predictions (to 1e-6), and weights
+that change nothing when scaled and a zero weight that equals no row (to 1e-8).
 
 Usage::
 
@@ -109,6 +110,18 @@ def trial(cfg, rng) -> list[str]:
         )
         if drop.max() > 1e-12:
             problems.append(f"class {k} fell by {drop.max():.2g} as network {m}'s score rose")
+        w = cfg["w"]
+        if w is not None:  # weights: scaled, and zero weights as no rows
+            scaled = fusion.fit(S, y, **{**kw, "sample_weight": w * 7.3}).predict_proba(S)
+            if np.abs(P - scaled).max() > 1e-8:
+                problems.append(
+                    f"weights x 7.3 change predictions by {np.abs(P - scaled).max():.2g}"
+                )
+            kept = w > 0
+            alone = fusion.fit(S[kept], y[kept], **{**kw, "sample_weight": w[kept]})
+            if np.abs(P - alone.predict_proba(S)).max() > 1e-8:
+                d = np.abs(P - alone.predict_proba(S)).max()
+                problems.append(f"zero-weight rows change predictions by {d:.2g}")
         if cfg["kind"] == "logits":  # one input: log-probabilities and shifted logits
             for name, T in (("log-probabilities", log_softmax(S, axis=-1)), ("shifted", S + 3.7)):
                 Q = fusion.fit(T, y, **kw).predict_proba(T)

@@ -131,7 +131,8 @@ class BernsteinFusion(FusionEstimator):
         Polynomial degree per axis (one int for all axes, or one per axis). ``"auto"``:
         default model: :func:`auto_degree` (8 per axis at M <= 2, growing to 12 from about
         12,700 rows; 4 at M = 3 with a tensor; 8 with the additive structure; the penalty
-        sets the smoothness); rank-only model: ``"cv"``. ``"cv"``: chosen by
+        sets the smoothness), lowered to no more coefficients than rows; rank-only model:
+        ``"cv"``. ``"cv"``: chosen by
         cross-validation from ``degree_grid`` (rank-only: lowest held-out Brier score, jointly
         with the structure for ``structure="auto"`` at M >= 3, ties to the smaller model;
         default model: jointly with ``lam``, one-standard-error rule toward larger ``lam``,

@@ -161,6 +161,9 @@ def auto_degree(M: int, n: int, structure: str) -> int:
       realistic scorers by up to 3e-4, at 5 times the fit time of degree 4); M >= 4: 3;
     * additive: as the tensor at M <= 2 (8 to 12; ``M (K + 1)`` coefficients);
     * pairwise: 4.
+
+    :func:`logistic_plan` lowers it until the model has no more coefficients than rows
+    (and ``max_coefficients``).
     """
     if structure == "tensor" and M >= 3:
         return int(np.clip(4 + np.floor(np.log10(max(n, 1) / 1_000)), 4, 6)) if M == 3 else 3
@@ -387,7 +390,11 @@ def logistic_plan(est, n: int, M: int, kept=None, dask: bool = False) -> Logisti
         axes = Structure.named(name, (0,) * M).axes
         if est.degree == "auto":
             K = auto_degree(M, n, name)
-            while K > 1 and Structure.of((K,) * M, axes).n_coef > est.max_coefficients:
+            # no more coefficients than rows: beyond them the penalty path ran into ill-posed
+            # QPs (a 125-coefficient tensor on 40 rows: 13 s of OSQP, and a small lam chosen)
+            rows = n if kept is None else int(np.count_nonzero(kept))
+            limit = min(est.max_coefficients, rows)
+            while K > 1 and Structure.of((K,) * M, axes).n_coef > limit:
                 K -= 1
             degrees = [(K,) * M]
         elif est.degree == "cv":

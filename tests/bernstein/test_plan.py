@@ -33,3 +33,28 @@ def test_the_shared_plan_takes_whole_decades_and_one_degree():
     assert plan.searches and plan.sample == 1.0
     with pytest.raises(ValueError, match="one degree for every scorer"):
         shared_plan(BernsteinFusion(degree=(2, 3, 2)), 1_000, 3, 10)
+
+
+def test_the_automatic_degree_gives_no_more_coefficients_than_rows():
+    # a 125-coefficient tensor on 40 rows sent the penalty path into ill-posed QPs (13 s of
+    # OSQP for 40 rows) and let cross-validation pick a small lam
+    for n, M in ((40, 3), (20, 2), (100, 3), (12, 1)):
+        for c in logistic_plan(BernsteinFusion(), n, M).candidates:
+            assert c.structure.n_coef <= n, (n, M, c.name, c.degrees)
+            assert min(c.degrees) >= 1
+    kept = np.arange(200) < 30  # rows of positive weight count
+    plan = logistic_plan(BernsteinFusion(), 200, 3, kept)
+    assert all(c.structure.n_coef <= 30 for c in plan.candidates)
+    # from enough rows, the degrees of auto_degree
+    assert [c.degrees for c in logistic_plan(BernsteinFusion(), 2_500, 3).candidates] == [
+        (4, 4, 4),
+        (8, 8, 8),
+    ]
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=40)
+    y = (z + rng.logistic(size=40) > 0).astype(int)
+    S = np.round(z[:, None] + rng.normal(size=(40, 3)), 1)
+    model = BernsteinFusion().fit(S, y)
+    assert np.prod(np.add(model.degree_, 1)) <= 40
+    p = model.predict_proba(S)[:, 1]
+    assert np.all((p > 0) & (p < 1))
