@@ -292,6 +292,11 @@ class BernsteinFusion(FusionEstimator):
     base_shift_, base_scale_ : ndarray of shape (M,) or None
         Standardization of ``z_m`` (median and interquartile range over the training
         distribution). None for the rank-only model.
+    base_clip_ : ndarray of shape (M, 2) or None
+        The interval a ``"logit"`` column's scores are clipped to before the logit:
+        ``[1e-6, 1 - 1e-6]``, narrowed to half the smallest training score inside (0, 1)
+        where the training scores include exactly 0 (likewise at 1), so that a rounded 0 is
+        read as "below the smallest reported score". None for the rank-only model.
     lam_ : float or None
         Default model: the penalty weight used (``inf``: ``g`` constant, no Bernstein
         correction: logistic regression on the scores' own scale; ``degree_`` is then 0 on
@@ -421,7 +426,7 @@ class BernsteinFusion(FusionEstimator):
     _supports_multiclass = True
     _fitted_attributes = tuple(
         "coef_ components_ degree_ cv_scores_ cv_se_ solver_status_ n_iter_ base_ base_coef_ "
-        "base_shift_ base_scale_ lam_ n_cells_ bootstrap_coef_ bootstrap_basis_ "
+        "base_shift_ base_scale_ base_clip_ lam_ n_cells_ bootstrap_coef_ bootstrap_basis_ "
         "bootstrap_informed_ logp_floor_ class_bias_ bias_penalty_ multiclass_cv_ "
         "top_label_coef_ top_label_penalty_ top_label_kind_ top_label_cv_scores_ "
         "top_label_cv_se_".split()

@@ -58,6 +58,7 @@ class LogisticResult:
             "base_": self.scale.bases,
             "base_shift_": self.scale.shift,
             "base_scale_": self.scale.scale,
+            "base_clip_": self.scale.clips,
             "n_cells_": self.n_cells,
             **_scores(self.cv_scores, self.cv_se),
             "base_coef_": self.base_coef,
@@ -83,7 +84,8 @@ class RankOnlyResult:
     n_iter: int
 
     def attributes(self) -> dict:
-        nothing = ("base_", "base_coef_", "base_shift_", "base_scale_", "lam_", "n_cells_")
+        nothing = ("base_", "base_coef_", "base_shift_", "base_scale_", "base_clip_", "lam_",
+                   "n_cells_")  # fmt: skip
         return {
             **dict.fromkeys(nothing),
             **_scores(self.cv_scores, None),
@@ -181,6 +183,7 @@ class SharedResult:
             reversal_offset_=np.zeros(M),
             base_shift_=None,
             base_scale_=None,
+            base_clip_=None,
             n_cells_=None,
             bootstrap_coef_=None,
             solver_status_=self.status,

@@ -64,8 +64,18 @@ class BinaryModel:
             raise _inconsistent(problems)
         if base is None:
             return cls(structure, coef)
+        clips = attrs.get("base_clip_")  # None in models saved before it: the fixed clip
+        if clips is not None and not (
+            isinstance(clips, np.ndarray)
+            and clips.dtype == np.float64
+            and clips.shape == (M, 2)
+            and np.all((0.0 < clips[:, 0]) & (clips[:, 0] < clips[:, 1]) & (clips[:, 1] < 1.0))
+        ):
+            raise _inconsistent([f"base_clip_ must be a float64 array of shape ({M}, 2) of "
+                                 "intervals inside (0, 1)"])  # fmt: skip
         ecdf = attrs["ecdf_"]
-        scale = OwnScale(base, attrs["base_shift_"], attrs["base_scale_"], ecdf.knots_, inverse)
+        scale = OwnScale(base, attrs["base_shift_"], attrs["base_scale_"], ecdf.knots_, inverse,
+                         clips)  # fmt: skip
         return cls(structure, coef, scale, attrs["base_coef_"])
 
     def polynomial(self, U: np.ndarray, coef: np.ndarray | None = None) -> np.ndarray:
