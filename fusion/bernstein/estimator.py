@@ -121,7 +121,8 @@ class BernsteinFusion(FusionEstimator):
     ----------
     base : {"auto", "logit", "identity"} or None, default="auto"
         Scale of the linear features ``z_m``. ``"logit"``: ``log(s / (1 - s))`` of the score
-        clipped to ``[1e-6, 1 - 1e-6]``; ``"identity"``: the raw score; ``"auto"``: logit for
+        clipped to ``base_clip_`` (``[1e-6, 1 - 1e-6]``, narrowed where the training scores
+        include exactly 0 or 1); ``"identity"``: the raw score; ``"auto"``: logit for
         a column whose training values all lie in ``[0, 1]``, identity otherwise. Beyond the
         training range ``z_m`` is winsorized (a new extreme or infinite score counts as the
         most extreme training score), and it is standardized internally for conditioning;

@@ -11,6 +11,7 @@ from fusion.bernstein.scale import (
     InverseECDF,
     choose_bases,
     log_probabilities,
+    logit_clips,
     own_scale,
     scale_constants,
     scores_scale,
@@ -102,3 +103,82 @@ def test_a_row_of_zero_probabilities_is_the_uniform_distribution():
     assert np.all(
         log_probabilities(p.astype(np.float32), "probability")[0] == np.float32(-np.log(4))
     )
+
+
+def test_logit_clips_read_a_rounded_zero_as_below_the_smallest_reported_score():
+    grid = np.round(np.linspace(0, 1, 101), 2)  # scores to two decimals, 0 and 1 included
+    clips = logit_clips([grid, np.array([0.2, 0.5, 0.7]), np.array([0.0, 1.0]),
+                         np.array([0.0, 1e-9, 0.4]), np.array([0.3, 0.97, 1.0])])  # fmt: skip
+    np.testing.assert_allclose(clips[0], [0.005, 0.995])
+    np.testing.assert_array_equal(clips[1], [1e-6, 1 - 1e-6])  # no 0 or 1: the fixed clip
+    np.testing.assert_array_equal(clips[2], [1e-6, 1 - 1e-6])  # nothing inside (0, 1)
+    np.testing.assert_array_equal(clips[3], [1e-6, 1 - 1e-6])  # 1e-9 / 2 is below 1e-6
+    np.testing.assert_allclose(clips[4], [1e-6, 0.985])
+    # distinct training scores keep distinct, increasing features
+    for knots, clip in (
+        (grid, clips[0]),
+        (np.array([0.0, 0.5, 1.0]), logit_clips([[0, 0.5, 1]])[0]),
+    ):
+        z = transform_scores(knots, "logit", tuple(clip))
+        assert np.all(np.diff(z) > 0)
+    assert transform_scores(np.array([0.0]), "logit", tuple(clips[0]))[0] == pytest.approx(
+        np.log(0.005 / 0.995)
+    )
+
+
+def test_rounded_probabilities_fit_better_with_the_data_clip(monkeypatch):
+    # two-decimal probabilities of two scorers (0.2 % of them exactly 0 or 1): the fixed
+    # clip read a 0 as a logit of -13.8 and pulled the linear fit
+    from scipy.special import expit
+    from sklearn.metrics import log_loss
+
+    import fusion
+    import fusion.bernstein.scale as scale
+
+    def draw(rng, n):
+        z = rng.normal(size=n)
+        y = (rng.random(n) < expit(1.5 * z - 0.5)).astype(int)
+        S = expit(np.array([2.5, 1.2]) * z[:, None] + rng.normal(size=(n, 2)) * [0.6, 1.2])
+        return np.round(S, 2), y
+
+    gains = []
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        S, y = draw(rng, 1_000)
+        St, yt = draw(rng, 20_000)
+        assert np.any((S == 0) | (S == 1))
+        new = fusion.fit(S, y, lam=np.inf)
+        with monkeypatch.context() as m:
+            m.setattr(
+                scale, "logit_clips", lambda knots: np.tile([1e-6, 1 - 1e-6], (len(knots), 1))
+            )
+            old = fusion.fit(S, y, lam=np.inf)
+        assert new.base_clip_[0, 0] == 0.005 and old.base_clip_[0, 0] == 1e-6
+        gains.append(
+            log_loss(yt, old.predict_proba(St)[:, 1]) - log_loss(yt, new.predict_proba(St)[:, 1])
+        )
+    assert min(gains) > 0 and np.mean(gains) > 1e-3, gains
+
+
+def test_a_model_saved_before_the_data_clip_loads_with_the_fixed_one(tmp_path, monkeypatch):
+    import fusion
+    import fusion.bernstein.scale as scale
+
+    rng = np.random.default_rng(7)
+    z = rng.normal(size=800)
+    y = (rng.random(800) < 1 / (1 + np.exp(-2 * z))).astype(int)
+    S = np.round(1 / (1 + np.exp(-(np.c_[2 * z, z] + rng.normal(size=(800, 2))))), 2)
+    model = fusion.fit(S, y)
+    model.save(tmp_path / "new.fusion")
+    loaded = fusion.load(tmp_path / "new.fusion")
+    np.testing.assert_array_equal(loaded.base_clip_, model.base_clip_)
+    np.testing.assert_array_equal(loaded.predict_proba(S), model.predict_proba(S))
+    with monkeypatch.context() as m:
+        m.setattr(scale, "logit_clips", lambda knots: np.tile([1e-6, 1 - 1e-6], (len(knots), 1)))
+        old = fusion.fit(S, y)
+    del old.base_clip_  # as written before base_clip_ existed
+    old.save(tmp_path / "old.fusion")
+    again = fusion.load(tmp_path / "old.fusion")
+    assert getattr(again, "base_clip_", None) is None
+    np.testing.assert_array_equal(again.predict_proba(S), old.predict_proba(S))
+    assert not np.array_equal(again.predict_proba(S), model.predict_proba(S))
