@@ -213,10 +213,9 @@ class FoldRule:
         """Folds where some fold holds no row because the rows repeat a few contents (one
         network that gives hard labels: as the key does not depend on the order of the
         classes, every row is one of two contents, its label the network's or not): the
-        ``j``-th repeat of a content (in row order) gets its key
-        salted by ``j``, so repeats are dealt over the folds; first occurrences keep their
-        folds. Said with a warning; a dask fit, which cannot count repeats across blocks,
-        keeps the content folds."""
+        ``j``-th repeat of a content (in row order) gets its key salted by ``j``, so repeats
+        are dealt over the folds; first occurrences keep their folds. Said with a warning; a
+        dask fit, which cannot count repeats across blocks, keeps the content folds."""
         order = np.argsort(keys, kind="stable")
         ranked = keys[order]
         starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])

@@ -110,8 +110,9 @@ def logit_clips(knots: Sequence[np.ndarray]) -> np.ndarray:
     """Every column's logit clip ``(a, b)``, shape ``(M, 2)``, from its training scores (the
     ECDF's knots): ``a = max(LOGIT_CLIP, x / 2)`` with ``x`` the smallest knot inside (0, 1)
     where the smallest knot is at most 0, else ``LOGIT_CLIP``; ``b`` likewise at the top.
-    Every knot inside (0, 1) lies strictly inside ``[a, b]``, so distinct scores keep
-    distinct features."""
+    Every knot inside ``[LOGIT_CLIP, 1 - LOGIT_CLIP]`` stays inside ``[a, b]``, and a 0 or 1
+    only moves toward its nearest such knot, so distinct scores there keep distinct
+    features."""
     out = np.empty((len(knots), 2))
     for j, k in enumerate(knots):
         k = np.asarray(k, dtype=float)
