@@ -20,12 +20,10 @@ summary; exits 1 on any failure.
 
 from __future__ import annotations
 
-import argparse
-import time
-import traceback
 import warnings
 
 import numpy as np
+from _common import run_sweep, weight_problems
 from scipy.special import expit
 from scipy.stats import mannwhitneyu
 
@@ -118,54 +116,23 @@ def trial(cfg, rng) -> list[str]:
             if p < 1e-6:
                 problems.append(f"score 0, reversed (rank test p = {p:.1g}), read as increasing")
         if w is not None:  # weights: scaled, and zero weights as no rows
-            scaled = fusion.fit(S, y, sample_weight=w * 7.3, **kw).predict_proba(S)
-            if np.abs(P - scaled).max() > 1e-8:
-                problems.append(
-                    f"weights x 7.3 change predictions by {np.abs(P - scaled).max():.2g}"
-                )
-            kept = w > 0
-            try:
-                alone = fusion.fit(S[kept], y[kept], sample_weight=w[kept], **kw)
-                d = np.abs(P - alone.predict_proba(S)).max()
-                if d > 1e-8:
-                    problems.append(f"zero-weight rows change predictions by {d:.2g}")
-            except ValueError as err:
-                problems.append(f"refused without the zero-weight rows only: {err}"[:160])
+
+            def refit(rows, weights):
+                model = fusion.fit(S[rows], y[rows], sample_weight=weights, **kw)
+                return model.predict_proba(S)
+
+            problems += weight_problems(refit, P, w)
     return problems
 
 
+def describe(t: int, cfg) -> str:
+    return (f"trial {t}: n={cfg['n']} M={cfg['M']} {cfg['kind']} quirk={cfg['quirk']} "
+            f"weights={cfg['w'] is not None} missing={cfg['missing']} "
+            f"labels={cfg['labels']} positives={int(cfg['y'].sum())}")  # fmt: skip
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--trials", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--only", type=int, nargs="*", help="rerun these trials alone")
-    args = ap.parse_args()
-    failures = refusals = 0
-    start = time.perf_counter()
-    for t in args.only or range(args.trials):
-        rng = np.random.default_rng([args.seed, t])  # a trial is repeatable on its own
-        cfg = draw(rng)
-        label = (f"trial {t}: n={cfg['n']} M={cfg['M']} {cfg['kind']} quirk={cfg['quirk']} "
-                 f"weights={cfg['w'] is not None} missing={cfg['missing']} "
-                 f"labels={cfg['labels']} positives={int(cfg['y'].sum())}")  # fmt: skip
-        t0 = time.perf_counter()
-        try:
-            problems = trial(cfg, rng)
-        except Exception as err:  # noqa: BLE001 - every failure is reported, the sweep goes on
-            where = traceback.extract_tb(err.__traceback__)[-1]
-            problems = [f"{type(err).__name__}: {err} ({where.filename}:{where.lineno})"]
-        took = time.perf_counter() - t0
-        refused = len(problems) == 1 and problems[0].startswith("refused")
-        refusals += refused
-        failures += bool(problems) and not refused
-        for p in problems:
-            print(f"{label}: {p}", flush=True)
-        if not problems:
-            print(f"{label}: ok ({took:.1f} s)", flush=True)
-    count = len(args.only or range(args.trials))
-    print(f"\n{count} trials, {failures} failed, {refusals} refused, "
-          f"{time.perf_counter() - start:.0f} s")  # fmt: skip
-    return 1 if failures else 0
+    return run_sweep(__doc__.split("\n")[0], draw, trial, describe)
 
 
 if __name__ == "__main__":

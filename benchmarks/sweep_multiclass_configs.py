@@ -17,12 +17,10 @@ hard labels), random weights (some zero) in 30 % of the trials, a class absent f
 
 from __future__ import annotations
 
-import argparse
-import time
-import traceback
 import warnings
 
 import numpy as np
+from _common import run_sweep, weight_problems
 from scipy.special import log_softmax, softmax
 
 import fusion
@@ -112,16 +110,12 @@ def trial(cfg, rng) -> list[str]:
             problems.append(f"class {k} fell by {drop.max():.2g} as network {m}'s score rose")
         w = cfg["w"]
         if w is not None:  # weights: scaled, and zero weights as no rows
-            scaled = fusion.fit(S, y, **{**kw, "sample_weight": w * 7.3}).predict_proba(S)
-            if np.abs(P - scaled).max() > 1e-8:
-                problems.append(
-                    f"weights x 7.3 change predictions by {np.abs(P - scaled).max():.2g}"
-                )
-            kept = w > 0
-            alone = fusion.fit(S[kept], y[kept], **{**kw, "sample_weight": w[kept]})
-            if np.abs(P - alone.predict_proba(S)).max() > 1e-8:
-                d = np.abs(P - alone.predict_proba(S)).max()
-                problems.append(f"zero-weight rows change predictions by {d:.2g}")
+
+            def refit(rows, weights):
+                model = fusion.fit(S[rows], y[rows], **{**kw, "sample_weight": weights})
+                return model.predict_proba(S)
+
+            problems += weight_problems(refit, P, w)
         if cfg["kind"] == "logits":  # one input: log-probabilities and shifted logits
             for name, T in (("log-probabilities", log_softmax(S, axis=-1)), ("shifted", S + 3.7)):
                 Q = fusion.fit(T, y, **kw).predict_proba(T)
@@ -130,39 +124,14 @@ def trial(cfg, rng) -> list[str]:
     return problems
 
 
+def describe(t: int, cfg) -> str:
+    return (f"trial {t}: n={cfg['n']} C={cfg['C']} M={cfg['M']} {cfg['kind']} "
+            f"quirk={cfg['quirk']} weights={cfg['w'] is not None} absent={cfg['absent']} "
+            f"strings={cfg['strings']}")  # fmt: skip
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--trials", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--only", type=int, nargs="*", help="rerun these trials alone")
-    args = ap.parse_args()
-    failures = refusals = 0
-    start = time.perf_counter()
-    for t in args.only or range(args.trials):
-        rng = np.random.default_rng([args.seed, t])  # a trial is repeatable on its own
-        cfg = draw(rng)
-        label = (f"trial {t}: n={cfg['n']} C={cfg['C']} M={cfg['M']} {cfg['kind']} "
-                 f"quirk={cfg['quirk']} "
-                 f"weights={cfg['w'] is not None} absent={cfg['absent']} "
-                 f"strings={cfg['strings']}")  # fmt: skip
-        t0 = time.perf_counter()
-        try:
-            problems = trial(cfg, rng)
-        except Exception as err:  # noqa: BLE001 - every failure is reported, the sweep goes on
-            where = traceback.extract_tb(err.__traceback__)[-1]
-            problems = [f"{type(err).__name__}: {err} ({where.filename}:{where.lineno})"]
-        took = time.perf_counter() - t0
-        refused = len(problems) == 1 and problems[0].startswith("refused")
-        refusals += refused
-        failures += bool(problems) and not refused
-        for p in problems:
-            print(f"{label}: {p}", flush=True)
-        if not problems:
-            print(f"{label}: ok ({took:.1f} s)", flush=True)
-    count = len(args.only or range(args.trials))
-    print(f"\n{count} trials, {failures} failed, {refusals} refused, "
-          f"{time.perf_counter() - start:.0f} s")  # fmt: skip
-    return 1 if failures else 0
+    return run_sweep(__doc__.split("\n")[0], draw, trial, describe)
 
 
 if __name__ == "__main__":
