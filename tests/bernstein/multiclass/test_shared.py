@@ -40,6 +40,12 @@ def log_loss(P, y):
     return float(-np.mean(np.log(P[np.arange(y.shape[0]), y])))
 
 
+def labels_of(rng, L):
+    """A label per row of logits ``L`` drawn from ``softmax(L)``."""
+    C = L.shape[1]
+    return (rng.random(L.shape[0])[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+
+
 def temperature_of_average(S, y, St):
     A = np.log(S).mean(axis=1)
     rows = np.arange(y.shape[0])
@@ -530,7 +536,7 @@ def test_auto_keeps_the_per_class_model_where_cross_validation_prefers_it(monkey
     rng = np.random.default_rng(20)
     n, C = 2_000, 3
     L = 1.2 * rng.normal(size=(n + 10_000, C))
-    y = (rng.random(n + 10_000)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+    y = labels_of(rng, L)
     A = (L + 0.3 * rng.normal(size=L.shape)) * [5.0, 0.2, 1.0]
     B = (L + 0.8 * rng.normal(size=L.shape)) * [0.2, 4.0, 1.0]
     S = np.stack([softmax(A, 1), softmax(B, 1)], axis=1)
@@ -562,7 +568,7 @@ def test_auto_keeps_the_shared_model_when_the_per_class_one_cannot_be_fitted(mon
     rng = np.random.default_rng(21)
     n, C = 3_000, 3
     L = 1.5 * rng.normal(size=(n, C))
-    y = (rng.random(n)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+    y = labels_of(rng, L)
     S = np.stack([softmax(L + 0.5 * rng.normal(size=L.shape), 1), np.full((n, C), 1 / C)], 1)
     with pytest.warns(
         UserWarning, match=r"kept the class-shared model.*score column 1 is constant"
@@ -597,7 +603,7 @@ def test_auto_with_zero_weights_refits_bit_identically(monkeypatch):
     rng = np.random.default_rng(23)
     n, C = 900, 3
     L = 1.5 * rng.normal(size=(n, C))
-    y = (rng.random(n)[:, None] > np.cumsum(softmax(L, 1), 1)).sum(1).clip(0, C - 1)
+    y = labels_of(rng, L)
     A, B = (L + rng.normal(size=(2, n, C))) * [[[2.0, 0.5, 1.0]], [[0.5, 2.0, 1.0]]]
     S = np.stack([softmax(A, 1), softmax(B, 1)], axis=1)
     w = rng.exponential(size=n) * (rng.random(n) > 0.2)
