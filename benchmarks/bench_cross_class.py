@@ -25,6 +25,10 @@ fit would be the same.
 the default without the correction cross-fitted, the matrix fitted on it, and the
 correction chosen by cross-validation on the matrix's held-out output.
 
+``--diagonal`` gives the stage per-class slopes and biases on the fused logits as well,
+``(1 + a) * eta + b + sum_m B_m z_m`` (ridge ``lam / 100`` on ``a`` and ``b``): the
+design the study's first run pointed to. The bound then reads ``... <= min(1 + a) c_m``.
+
 References beside it: SMS itself (on the networks' mean log-probability, as in
 ``bench_networks.py``); SMS fitted on the default's cross-fitted probabilities and applied to
 its test probabilities (``SMS on default``), a cross-class stage on the *fused*
@@ -68,23 +72,41 @@ def centred(S: np.ndarray) -> np.ndarray:
     return Z - Z.mean(axis=2, keepdims=True)
 
 
+def _parts(theta: np.ndarray, M: int, C: int):
+    """``theta`` as the slopes' excess ``a`` and biases ``b`` (C each, empty without
+    ``--diagonal``) and the matrices ``B`` (M, C, C)."""
+    d = theta.shape[0] - M * C * C
+    return theta[: d // 2], theta[d // 2 : d], theta[d:].reshape(M, C, C)
+
+
 def logits(eta: np.ndarray, Z: np.ndarray, theta: np.ndarray) -> np.ndarray:
     M, C = Z.shape[1], Z.shape[2]
-    return eta + np.einsum("nmk,mjk->nj", Z, theta.reshape(M, C, C))
+    a, b, B = _parts(theta, M, C)
+    out = eta + np.einsum("nmk,mjk->nj", Z, B)
+    if a.size:
+        out += a * eta + b
+    return out
 
 
 def objective(theta, eta, Z, y, lam):
-    n = y.shape[0]
+    n, M, C = y.shape[0], Z.shape[1], Z.shape[2]
+    a, b, B = _parts(theta, M, C)
+    # the diagonal's few parameters get a ridge a hundred times lighter than the matrix's
+    ridge = np.r_[np.full(a.size + b.size, lam / 100), np.full(B.size, lam)]
     L = log_softmax(logits(eta, Z, theta), axis=1)
-    f = -L[np.arange(n), y].mean() + 0.5 * lam * theta @ theta
+    f = -L[np.arange(n), y].mean() + 0.5 * theta @ (ridge * theta)
     G = np.exp(L)
     G[np.arange(n), y] -= 1.0
-    g = np.einsum("nj,nmk->mjk", G / n, Z).ravel() + lam * theta
-    return f, g
+    G /= n
+    g = np.einsum("nj,nmk->mjk", G, Z).ravel()
+    if a.size:
+        g = np.r_[(G * eta).sum(axis=0), G.sum(axis=0), g]
+    return f, g + ridge * theta
 
 
-def fit_matrix(eta, Z, y, lam) -> np.ndarray:
-    x0 = np.zeros(Z.shape[1] * Z.shape[2] ** 2)
+def fit_matrix(eta, Z, y, lam, diagonal: bool = False) -> np.ndarray:
+    C = Z.shape[2]
+    x0 = np.zeros(Z.shape[1] * C**2 + (2 * C if diagonal else 0))
     res = minimize(objective, x0, args=(eta, Z, y, lam), jac=True, method="L-BFGS-B")
     return res.x
 
@@ -140,7 +162,9 @@ def corrected(eta_heldout, fold, y, eta_test) -> np.ndarray:
     return toplabel.reweight(softmax(eta_test, 1), np.asarray(top.theta))
 
 
-def before_correction(S, y, St, yt, seed: int, lam: float) -> tuple[float, float]:
+def before_correction(
+    S, y, St, yt, seed: int, lam: float, diagonal: bool = False
+) -> tuple[float, float]:
     """Test log-loss and top-label ECE of the matrix placed *before* the top-label
     correction: the default without it cross-fitted, the matrix (penalty ``lam``) fitted on
     it and cross-fitted again, then the correction chosen on that held-out output."""
@@ -154,14 +178,14 @@ def before_correction(S, y, St, yt, seed: int, lam: float) -> tuple[float, float
     inner = StratifiedKFold(5, shuffle=True, random_state=seed + 1).split(Z[:, 0, 0], y)
     out, fold = np.empty_like(eta), np.empty(y.shape[0], dtype=int)
     for f, (fit, held) in enumerate(inner):
-        out[held] = logits(eta[held], Z[held], fit_matrix(eta[fit], Z[fit], y[fit], lam))
+        out[held] = logits(eta[held], Z[held], fit_matrix(eta[fit], Z[fit], y[fit], lam, diagonal))
         fold[held] = f
-    theta = fit_matrix(eta, Z, y, lam)
+    theta = fit_matrix(eta, Z, y, lam, diagonal)
     P = corrected(out, fold, y, logits(np.log(plain.predict_proba(St)), Zt, theta))
     return log_loss(np.log(P), yt), top_label_ece(yt, P)
 
 
-def one(case, seed: int, sms: bool, before: bool = False) -> dict:
+def one(case, seed: int, sms: bool, before: bool = False, diagonal: bool = False) -> dict:
     split = load_split(case, seed, data_dir())
     S, y, St, yt = split.S_fuse, split.y_fuse, split.S_test, split.y_test
     probabilities = case.scores == "probabilities"
@@ -177,7 +201,7 @@ def one(case, seed: int, sms: bool, before: bool = False) -> dict:
     for lam in LAMS:
         total = 0.0
         for fit, held in inner:
-            theta = fit_matrix(eta[fit], Z[fit], y[fit], lam)
+            theta = fit_matrix(eta[fit], Z[fit], y[fit], lam, diagonal)
             total += log_loss(log_softmax(logits(eta[held], Z[held], theta), axis=1), y[held])
         cv.append(total / len(inner))
     best = int(np.argmin(cv))
@@ -185,14 +209,16 @@ def one(case, seed: int, sms: bool, before: bool = False) -> dict:
         warnings.warn(
             f"{case.name} seed {seed}: lam at the grid's edge ({LAMS[best]})", stacklevel=2
         )
-    theta = fit_matrix(eta, Z, y, LAMS[best])
-    B = theta.reshape(S.shape[1], split.C, split.C)
+    theta = fit_matrix(eta, Z, y, LAMS[best], diagonal)
+    a, _, B = _parts(theta, S.shape[1], split.C)
+    # with slopes 1 + a the model's part of the difference is at least min(1 + a) c_m
+    least = 1.0 + (a.min() if a.size else 0.0)
     off = ~np.eye(split.C, dtype=bool)
     slack = -np.inf
     for m in range(S.shape[1]):
         R = B[m].sum(axis=1)
         rise = B[m] - np.diag(B[m])[None, :] + (R[None, :] - R[:, None]) / split.C
-        slack = max(slack, float(rise[off].max() - model.base_coef_[m]))
+        slack = max(slack, float(rise[off].max() - least * model.base_coef_[m]))
     logp_mat = log_softmax(logits(eta_t, Zt, theta), axis=1)
     row = {
         "case": case.name,
@@ -211,7 +237,9 @@ def one(case, seed: int, sms: bool, before: bool = False) -> dict:
         "ece_svs_fused": np.nan,
     }
     if before:
-        row["ll_before"], row["ece_before"] = before_correction(S, y, St, yt, seed, LAMS[best])
+        row["ll_before"], row["ece_before"] = before_correction(
+            S, y, St, yt, seed, LAMS[best], diagonal
+        )
     check = St[:500]
 
     def with_matrix(X):
@@ -249,6 +277,11 @@ def main(argv=None) -> int:
         action="store_true",
         help="also place the matrix before the top-label correction (refitted on its output)",
     )
+    parser.add_argument(
+        "--diagonal",
+        action="store_true",
+        help="the stage also gets per-class slopes and biases on the fused logits",
+    )
     args = parser.parse_args(argv)
     sms = probmetrics_missing() is None
     rows = []
@@ -258,7 +291,7 @@ def main(argv=None) -> int:
         for seed in args.seeds:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", category=UserWarning, module="fusion")
-                rows.append(one(case, seed, sms, args.before_correction))
+                rows.append(one(case, seed, sms, args.before_correction, args.diagonal))
             r = rows[-1]
             print(
                 f"{r['case']} seed {seed}: lam {r['lam']:g}, slack {r['slack']:+.3f}, log-loss "
