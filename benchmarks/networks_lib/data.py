@@ -7,12 +7,15 @@ fusion / test rows.
   the ensemble (M = 2) and each network alone (M = 1). There is no validation split: per
   seed the 10,000 rows are split at random into halves, stratified by class
   (``StratifiedShuffleSplit``), the same split for the three cases of a seed.
+* ``--resplit`` (:func:`resplit`): the CIFAR-100 cases' val and test rows pooled (15,000)
+  and split per seed into 5,000 fusion and 10,000 test rows at random, stratified by
+  class: whether a result on the published split holds on other draws of the same rows.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +28,7 @@ __all__ = [
     "NetworkDataNotFoundError",
     "data_dir",
     "load_split",
+    "resplit",
 ]
 
 #: The folder of the networks' files under ``FUSION_DATA_DIR``.
@@ -48,8 +52,8 @@ class Case:
     members : tuple of str
         The networks fused (M = ``len(members)``).
     split : str
-        ``"given"`` (CIFAR-100: the published val/test rows) or ``"random"`` (CIFAR-10:
-        stratified halves per seed).
+        ``"given"`` (CIFAR-100: the published val/test rows), ``"random"`` (CIFAR-10:
+        stratified halves per seed) or ``"pooled"`` (CIFAR-100 by :func:`resplit`).
     scores : str
         What the files hold: ``"logits"`` or ``"probabilities"`` (passed as they are).
     """
@@ -166,9 +170,28 @@ def _load_cifar10(folder: Path, members: tuple[str, ...], seed: int) -> Split:
     return Split(seed, S[fuse], y[fuse], S[test], y[test])
 
 
+def resplit(case: Case) -> Case:
+    """``case`` with its given split replaced by per-seed random ones of the pooled rows."""
+    return replace(case, split="pooled") if case.split == "given" else case
+
+
 def load_split(case: Case, seed: int, folder: Path) -> Split:
     """The fusion and test rows of ``case`` for ``seed`` (ignored for a given split)."""
-    if case.split == "given":
+    if case.split in ("given", "pooled"):
         (net,) = case.members
-        return _load_cifar100(folder, net)
+        given = _load_cifar100(folder, net)
+        return given if case.split == "given" else _pooled(given, seed)
     return _load_cifar10(folder, case.members, seed)
+
+
+def _pooled(given: Split, seed: int) -> Split:
+    """``given``'s rows pooled and split at random (stratified), as many fusion rows as
+    before."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    S = np.concatenate([given.S_fuse, given.S_test])
+    y = np.concatenate([given.y_fuse, given.y_test])
+    n_fuse = given.y_fuse.shape[0]
+    split = StratifiedShuffleSplit(n_splits=1, train_size=n_fuse, random_state=seed)
+    fuse, test = next(split.split(np.zeros(y.shape[0]), y))
+    return Split(seed, S[fuse], y[fuse], S[test], y[test])

@@ -119,7 +119,7 @@ def paired(df):
     import pandas as pd
 
     out = []
-    random = df[(df["split"] == "random") & (df["status"] == "ok")]
+    random = df[df["split"].isin(["random", "pooled"]) & (df["status"] == "ok")]
     for case, g in random.groupby("case", sort=False):
         ref = g[g["method"] == DEFAULT].set_index("seed")
         for method, h in g.groupby("method", sort=False):
@@ -270,7 +270,9 @@ def _case_lines(means, splits, case: str) -> list[str]:
     how = (
         f"fitted on the {info['n_fuse']:,} val rows, scored on the {info['n_test']:,} test rows"
         if info["split"] == "given"
-        else f"stratified halves ({info['n_fuse']:,} fusion / {info['n_test']:,} test rows), "
+        else f"{'val and test rows pooled, ' if info['split'] == 'pooled' else ''}"
+        f"stratified {'random splits' if info['split'] == 'pooled' else 'halves'} "
+        f"({info['n_fuse']:,} fusion / {info['n_test']:,} test rows), "
         f"mean over {len(seeds)} seed(s) {', '.join(str(s) for s in seeds)}"
     )
     members = " + ".join(str(info[f"member{m + 1}"]) for m in range(int(info["M"])))

@@ -9,7 +9,14 @@ import pandas as pd
 import pytest
 from networks_lib import contenders as con
 from networks_lib import report
-from networks_lib.data import Case, NetworkDataNotFoundError, Split, data_dir
+from networks_lib.data import (
+    Case,
+    NetworkDataNotFoundError,
+    Split,
+    data_dir,
+    load_split,
+    resplit,
+)
 from networks_lib.runner import run
 from scipy.special import log_softmax, softmax
 
@@ -169,3 +176,27 @@ def test_a_run_on_generated_networks_reports_every_case_and_rebuilds_from_its_fi
     assert "PASS" in text or "FAIL" in text
     report.write(result, str(tmp_path / "out"), "cmd")
     assert report.read(str(tmp_path / "out")) == text
+
+
+def test_resplit_pools_the_given_rows_and_splits_them_per_seed(tmp_path):
+    rng = np.random.default_rng(0)
+    for part, n in (("val", 60), ("test", 120)):
+        np.save(tmp_path / f"cifar100_net_{part}_logits.npy", rng.normal(size=(n, 3)))
+        np.save(tmp_path / f"cifar100_net_{part}_labels.npy", np.arange(n) % 3)
+    given = Case("c100_net", "one network", ("net",), "given", "logits")
+    pooled = resplit(given)
+    assert pooled.split == "pooled" and resplit(pooled) == pooled
+    ref = load_split(given, 7, tmp_path)  # the published split whatever the seed
+    assert np.array_equal(ref.S_fuse[:, 0], np.load(tmp_path / "cifar100_net_val_logits.npy"))
+    rows = np.concatenate([ref.S_fuse, ref.S_test])[:, 0, 0]
+    splits = [load_split(pooled, seed, tmp_path) for seed in (0, 0, 1)]
+    for sp in splits:
+        assert sp.S_fuse.shape == (60, 1, 3) and sp.S_test.shape == (120, 1, 3)
+        both = np.concatenate([sp.S_fuse, sp.S_test])[:, 0, 0]
+        assert np.array_equal(np.sort(both), np.sort(rows))  # every row once
+        assert np.array_equal(np.bincount(sp.y_fuse), [20, 20, 20])  # stratified
+        label_of = dict(zip(rows, np.concatenate([ref.y_fuse, ref.y_test]), strict=True))
+        assert [label_of[v] for v in sp.S_fuse[:, 0, 0]] == list(sp.y_fuse)  # labels travel
+    assert np.array_equal(splits[0].S_fuse, splits[1].S_fuse)  # one seed, one split
+    assert not np.array_equal(splits[0].S_fuse, splits[2].S_fuse)
+    assert not np.array_equal(splits[0].S_fuse, ref.S_fuse)
