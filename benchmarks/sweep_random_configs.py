@@ -1,5 +1,6 @@
 """Random configurations through ``fusion.fit``: no exception, probabilities inside (0, 1),
-bit-identical refits, and (default model, M = 2) monotone on a grid of score quantiles.
+bit-identical refits, and (default model, M = 2) monotone on a grid of score quantiles
+(up to rounding: no step below -1e-12).
 
 Usage::
 
@@ -73,8 +74,11 @@ def check(S, y, w, method) -> str | None:
         P = m.predict_proba(G)[:, 1].reshape(41, 41)
         P = P if m.increasing_[0] else P[::-1]
         P = P if m.increasing_[1] else P[:, ::-1]
-        if (np.diff(P, axis=0) < 0).any() or (np.diff(P, axis=1) < 0).any():
-            return "not monotone on the quantile grid"
+        # up to rounding, as the tests check it: where the fit is flat in a score, two grid
+        # points can differ by an ulp either way (one did: -4.4e-16 at 40 rows)
+        worst = min(np.diff(P, axis=0).min(), np.diff(P, axis=1).min())
+        if worst < -1e-12:
+            return f"not monotone on the quantile grid (a step of {worst:.3g})"
     return None
 
 

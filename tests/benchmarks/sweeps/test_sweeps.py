@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import sweep_binary_conventions as binary
 import sweep_multiclass_configs as multiclass
+import sweep_random_configs as configs
 from bench_small_samples import run_cell
 
 import fusion
@@ -60,3 +61,31 @@ def test_the_small_sample_cell_reports_both_contenders():
     row = run_cell(40, 2, 0)
     assert 0.3 < row["default"] < 1.0 and 0.3 < row["stacking"] < 1.0
     assert row["fit_s"] > 0 and row["n"] == 40
+
+
+class _Scores:
+    """A fitted-model stand-in whose P(y = 1) is ``f`` of the two scores."""
+
+    increasing_ = np.array([True, True])
+
+    def __init__(self, f):
+        self.f = f
+
+    def predict_proba(self, X):
+        p = self.f(np.asarray(X, dtype=float))
+        return np.c_[1 - p, p]
+
+
+def test_the_random_sweep_allows_rounding_but_not_a_decrease(monkeypatch):
+    rng = np.random.default_rng(0)
+    S, y = rng.normal(size=(60, 2)), np.arange(60) % 2
+
+    def fitted(f):
+        monkeypatch.setattr(configs.fusion, "fit", lambda *a, **k: _Scores(f))
+        return configs.check(S, y, None, "bernstein")
+
+    def flat_with_noise(X):  # flat in the first score: an ulp down at some points
+        return 0.5 + 0.1 * np.tanh(X[:, 1]) - 4e-16 * (X[:, 0] > 0.1)
+
+    assert fitted(flat_with_noise) is None
+    assert "not monotone" in fitted(lambda X: 0.5 + 0.1 * np.tanh(X[:, 1] - X[:, 0] ** 2))
