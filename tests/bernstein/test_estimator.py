@@ -37,8 +37,10 @@ def test_monotone_and_bounded_on_dense_grid(M, degree, n, seed, noise):
     y = rng.integers(0, 2, n) if noise else (S.sum(1) < rng.normal(size=n)).astype(int)
     if np.unique(y).size < 2 or (degree + 1) ** M > n:
         return
-    # the tensor (structure="auto" chooses among structures from M = 3 on)
-    model = BernsteinFusion(base=None, degree=degree, structure="tensor").fit(S, y)
+    # the tensor (structure="auto" chooses among structures from M = 3 on); the scores as
+    # given, or increasing="auto" would reverse decreasing ones and no constraint would bind
+    model = BernsteinFusion(base=None, degree=degree, structure="tensor", increasing=True)
+    model.fit(S, y)
     for axis in range(M):
         assert np.all(np.diff(model.coef_, axis=axis) >= 0)
     k = {1: 400, 2: 60, 3: 16}[M]

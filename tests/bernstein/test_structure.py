@@ -67,7 +67,9 @@ def test_fit_is_monotone_and_bounded_on_the_whole_cube(M, degree, structure, see
     S, y, _ = _scores(600, M, seed)
     if flip:  # labels decreasing in the scores push every constraint to bind
         y = 1 - y
-    model = BernsteinFusion(base=None, degree=degree, structure=structure).fit(S, y)
+    # the scores as given: increasing="auto" would reverse them, and nothing would bind
+    model = BernsteinFusion(base=None, degree=degree, structure=structure, increasing=True)
+    model.fit(S, y)
     rng = np.random.default_rng(seed)
     U = rng.random((400, M))
     corners = np.array([[(c >> m) & 1 for m in range(M)] for c in range(2**M)], dtype=float)

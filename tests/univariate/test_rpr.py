@@ -212,7 +212,8 @@ def test_fitted_polynomial_is_monotone_and_bounded(degree, lam, seed, noise):
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fusion.SolverWarning)
-        model = RPRCalibrator(degree=degree, lam=lam).fit(s, y)
+        # the score as given: increasing="auto" would reverse a decreasing truth
+        model = RPRCalibrator(degree=degree, lam=lam, increasing=True).fit(s, y)
     assert _min_derivative_from_roots(model.coef_) >= -1e-9
     f = model.calibrating_function(np.linspace(0, 1, 2001))
     assert np.all(np.diff(f) >= -1e-12)
