@@ -160,14 +160,10 @@ def _load_cifar100(folder: Path, net: str) -> Split:
 
 
 def _load_cifar10(folder: Path, members: tuple[str, ...], seed: int) -> Split:
-    from sklearn.model_selection import StratifiedShuffleSplit
-
     with np.load(folder / "cifar10_ensemble.npz") as z:
         S = np.stack([z[m] for m in members], axis=1)
         y = z["labels"].astype(np.int64)
-    split = StratifiedShuffleSplit(n_splits=1, test_size=0.5, random_state=seed)
-    fuse, test = next(split.split(np.zeros(y.shape[0]), y))
-    return Split(seed, S[fuse], y[fuse], S[test], y[test])
+    return _stratified(S, y, seed, test_size=0.5)
 
 
 def resplit(case: Case) -> Case:
@@ -187,11 +183,16 @@ def load_split(case: Case, seed: int, folder: Path) -> Split:
 def _pooled(given: Split, seed: int) -> Split:
     """``given``'s rows pooled and split at random (stratified), as many fusion rows as
     before."""
-    from sklearn.model_selection import StratifiedShuffleSplit
-
     S = np.concatenate([given.S_fuse, given.S_test])
     y = np.concatenate([given.y_fuse, given.y_test])
-    n_fuse = given.y_fuse.shape[0]
-    split = StratifiedShuffleSplit(n_splits=1, train_size=n_fuse, random_state=seed)
+    return _stratified(S, y, seed, train_size=given.y_fuse.shape[0])
+
+
+def _stratified(S: np.ndarray, y: np.ndarray, seed: int, **size) -> Split:
+    """Rows split at random into fusion and test rows, stratified by class (``size``: the
+    ``StratifiedShuffleSplit`` size arguments)."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    split = StratifiedShuffleSplit(n_splits=1, random_state=seed, **size)
     fuse, test = next(split.split(np.zeros(y.shape[0]), y))
     return Split(seed, S[fuse], y[fuse], S[test], y[test])
