@@ -29,6 +29,18 @@ correction chosen by cross-validation on the matrix's held-out output.
 ``(1 + a) * eta + b + sum_m B_m z_m`` (ridge ``lam / 100`` on ``a`` and ``b``): the
 design the study's first run pointed to. The bound then reads ``... <= min(1 + a) c_m``.
 
+``--dominant`` constrains the matrices instead so that nothing is borrowed from the model's
+own part: ``B_m[k, k] - B_m[l, k] - (R_k - R_l) / C >= 0`` for every ``m`` and ``k != l``
+(``scipy.optimize.minimize``'s SLSQP; the slopes ``1 + a >= 0``). A rise of a network's
+logit for ``k`` moves its centred logits by ``e_k - 1 / C``, whatever the other classes'
+probabilities, so the matrix's term then moves class ``k``'s logit at least as much as any
+other's on its own, and the model's part does the same at every floor pattern: the stage is
+monotone for every finite logit and every positive probability, floors or not. Its slopes
+then act on the default's class-shared logits before the softmax (each non-decreasing in
+the network's score for its class and non-increasing in the others'; per-class slopes on
+log-probabilities would not keep that), fitted before the top-label correction
+(``--before-correction`` gives the number that counts). ``--no-sms`` skips the references.
+
 References beside it: SMS itself (on the networks' mean log-probability, as in
 ``bench_networks.py``); SMS fitted on the default's cross-fitted probabilities and applied to
 its test probabilities (``SMS on default``), a cross-class stage on the *fused*
@@ -104,11 +116,62 @@ def objective(theta, eta, Z, y, lam):
     return f, g + ridge * theta
 
 
-def fit_matrix(eta, Z, y, lam, diagonal: bool = False) -> np.ndarray:
-    C = Z.shape[2]
-    x0 = np.zeros(Z.shape[1] * C**2 + (2 * C if diagonal else 0))
-    res = minimize(objective, x0, args=(eta, Z, y, lam), jac=True, method="L-BFGS-B")
+def dominance(M: int, C: int, d: int) -> np.ndarray:
+    """Rows ``A`` with ``A @ theta >= 0`` exactly when, for every network ``m`` and classes
+    ``k != l``, ``B_m[k, k] - B_m[l, k] - (R_k - R_l) / C >= 0``: a rise of the network's
+    logit for ``k`` (its centred logits move by ``e_k - 1 / C``) moves the matrix's term for
+    ``k`` at least as much as that for any ``l``, with nothing borrowed from the model's own
+    part (``d``: the slopes' and biases' count before the matrices in ``theta``)."""
+    rows = []
+    for m in range(M):
+        for k in range(C):
+            for j in range(C):
+                if j == k:
+                    continue
+                r = np.zeros((C, C))
+                r[k, k] += 1.0
+                r[j, k] -= 1.0
+                r[k, :] -= 1.0 / C
+                r[j, :] += 1.0 / C
+                full = np.zeros(d + M * C * C)
+                full[d + m * C * C : d + (m + 1) * C * C] = r.ravel()
+                rows.append(full)
+    return np.array(rows)
+
+
+def fit_matrix(eta, Z, y, lam, diagonal: bool = False, dominant: bool = False) -> np.ndarray:
+    M, C = Z.shape[1], Z.shape[2]
+    d = 2 * C if diagonal else 0
+    x0 = np.zeros(M * C**2 + d)
+    if not dominant:
+        res = minimize(objective, x0, args=(eta, Z, y, lam), jac=True, method="L-BFGS-B")
+        return res.x
+    A = dominance(M, C, d)
+    bounds = [(-1.0, None)] * (d // 2) + [(None, None)] * (x0.size - d // 2)
+    res = minimize(
+        objective, x0, args=(eta, Z, y, lam), jac=True, method="SLSQP", bounds=bounds,
+        constraints=[{"type": "ineq", "fun": lambda t: A @ t, "jac": lambda t: A}],
+        options={"maxiter": 500, "ftol": 1e-10},
+    )  # fmt: skip
     return res.x
+
+
+def fused_logits(model, S: np.ndarray, raw: bool) -> np.ndarray:
+    """The default's fused logits at ``S``: with ``raw`` its class-shared logits before the
+    softmax (``bias + sum_m c_m z_m + g_m(u_m)``; each non-decreasing in the network's score
+    for its class and non-increasing in the others', so per-class slopes on them keep
+    monotonicity), else its log-probabilities (after any top-label correction)."""
+    if not raw:
+        return np.log(model.predict_proba(S))
+    from fusion.bernstein.multiclass.model import MemberTerms
+    from fusion.bernstein.scale import log_probabilities
+
+    sm = model._shared_model()
+    eta = np.zeros((S.shape[0], S.shape[2])) + sm.bias
+    for m in range(S.shape[1]):
+        z = log_probabilities(S[:, m], sm.scales[m], sm.floors[m])
+        MemberTerms(sm.lookups[m], sm.coefs[m], sm.c[m]).add(eta, z)
+    return eta
 
 
 def log_loss(logp: np.ndarray, y: np.ndarray) -> float:
@@ -163,7 +226,7 @@ def corrected(eta_heldout, fold, y, eta_test) -> np.ndarray:
 
 
 def before_correction(
-    S, y, St, yt, seed: int, lam: float, diagonal: bool = False
+    S, y, St, yt, seed: int, lam: float, diagonal: bool = False, dominant: bool = False
 ) -> tuple[float, float]:
     """Test log-loss and top-label ECE of the matrix placed *before* the top-label
     correction: the default without it cross-fitted, the matrix (penalty ``lam``) fitted on
@@ -172,20 +235,29 @@ def before_correction(
     folds = StratifiedKFold(5, shuffle=True, random_state=seed).split(S[:, 0, 0], y)
     for fit, held in folds:
         m = fusion.fit(S[fit], y[fit], top_label_penalty=np.inf)
-        eta[held] = np.log(m.predict_proba(S[held]))
+        eta[held] = fused_logits(m, S[held], dominant)
     plain = fusion.fit(S, y, top_label_penalty=np.inf)
     Z, Zt = centred(S), centred(St)
     inner = StratifiedKFold(5, shuffle=True, random_state=seed + 1).split(Z[:, 0, 0], y)
     out, fold = np.empty_like(eta), np.empty(y.shape[0], dtype=int)
     for f, (fit, held) in enumerate(inner):
-        out[held] = logits(eta[held], Z[held], fit_matrix(eta[fit], Z[fit], y[fit], lam, diagonal))
+        out[held] = logits(
+            eta[held], Z[held], fit_matrix(eta[fit], Z[fit], y[fit], lam, diagonal, dominant)
+        )
         fold[held] = f
-    theta = fit_matrix(eta, Z, y, lam, diagonal)
-    P = corrected(out, fold, y, logits(np.log(plain.predict_proba(St)), Zt, theta))
+    theta = fit_matrix(eta, Z, y, lam, diagonal, dominant)
+    P = corrected(out, fold, y, logits(fused_logits(plain, St, dominant), Zt, theta))
     return log_loss(np.log(P), yt), top_label_ece(yt, P)
 
 
-def one(case, seed: int, sms: bool, before: bool = False, diagonal: bool = False) -> dict:
+def one(
+    case,
+    seed: int,
+    sms: bool,
+    before: bool = False,
+    diagonal: bool = False,
+    dominant: bool = False,
+) -> dict:
     split = load_split(case, seed, data_dir())
     S, y, St, yt = split.S_fuse, split.y_fuse, split.S_test, split.y_test
     probabilities = case.scores == "probabilities"
@@ -201,7 +273,7 @@ def one(case, seed: int, sms: bool, before: bool = False, diagonal: bool = False
     for lam in LAMS:
         total = 0.0
         for fit, held in inner:
-            theta = fit_matrix(eta[fit], Z[fit], y[fit], lam, diagonal)
+            theta = fit_matrix(eta[fit], Z[fit], y[fit], lam, diagonal, dominant)
             total += log_loss(log_softmax(logits(eta[held], Z[held], theta), axis=1), y[held])
         cv.append(total / len(inner))
     best = int(np.argmin(cv))
@@ -209,7 +281,7 @@ def one(case, seed: int, sms: bool, before: bool = False, diagonal: bool = False
         warnings.warn(
             f"{case.name} seed {seed}: lam at the grid's edge ({LAMS[best]})", stacklevel=2
         )
-    theta = fit_matrix(eta, Z, y, LAMS[best], diagonal)
+    theta = fit_matrix(eta, Z, y, LAMS[best], diagonal, dominant)
     a, _, B = _parts(theta, S.shape[1], split.C)
     # with slopes 1 + a the model's part of the difference is at least min(1 + a) c_m
     least = 1.0 + (a.min() if a.size else 0.0)
@@ -238,7 +310,7 @@ def one(case, seed: int, sms: bool, before: bool = False, diagonal: bool = False
     }
     if before:
         row["ll_before"], row["ece_before"] = before_correction(
-            S, y, St, yt, seed, LAMS[best], diagonal
+            S, y, St, yt, seed, LAMS[best], diagonal, dominant
         )
     check = St[:500]
 
@@ -282,8 +354,14 @@ def main(argv=None) -> int:
         action="store_true",
         help="the stage also gets per-class slopes and biases on the fused logits",
     )
+    parser.add_argument(
+        "--dominant",
+        action="store_true",
+        help="constrain the matrices to column dominance (nothing borrowed from the model)",
+    )
+    parser.add_argument("--no-sms", action="store_true", help="skip the SMS references")
     args = parser.parse_args(argv)
-    sms = probmetrics_missing() is None
+    sms = probmetrics_missing() is None and not args.no_sms
     rows = []
     for case in CASES:
         if case.name not in args.cases:
@@ -291,7 +369,9 @@ def main(argv=None) -> int:
         for seed in args.seeds:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", category=UserWarning, module="fusion")
-                rows.append(one(case, seed, sms, args.before_correction, args.diagonal))
+                rows.append(
+                    one(case, seed, sms, args.before_correction, args.diagonal, args.dominant)
+                )
             r = rows[-1]
             print(
                 f"{r['case']} seed {seed}: lam {r['lam']:g}, slack {r['slack']:+.3f}, log-loss "
