@@ -396,7 +396,10 @@ class BernsteinFusion(FusionEstimator):
     is not an edge) when the edge beats its neighbour by more than a quarter of the largest
     paired standard error of the edge against the grid's other values
     (:func:`fusion._cv.edge_matters`): a flat tail of the cross-validation curve stays
-    silent. The rank-only model's largest degree warns the same way, against the best other
+    silent. The class-shared multi-class model's smallest ``lam`` then also fits one decade
+    further down (its folds warm started at the edge) and warns only if that one beats the
+    edge the same way: a smaller penalty that would fit no better is not reported. The
+    rank-only model's largest degree warns the same way, against the best other
     degree. The features ``z`` are computed from ``u`` (through the inverse of the
     ECDF), so the model is a function on the unit cube like the rank-only one
     (``calibrating_function``).

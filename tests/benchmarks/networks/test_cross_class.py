@@ -1,5 +1,6 @@
 """The cross-class study's pieces (benchmarks/bench_cross_class.py): its likelihood's
-gradient, the monotonicity bound it reports, and the drop count it checks it with."""
+gradient, the monotonicity bound it reports, the constrained fit of `--dominant`, and the
+drop count it checks them with."""
 
 from __future__ import annotations
 
@@ -64,3 +65,35 @@ def test_the_bound_keeps_monotone_what_it_admits():
     assert study.drops(fused, S, probabilities=False) == 0
     B *= 3.0  # three times past it: some class falls
     assert study.drops(fused, S, probabilities=False) > 0
+
+
+def test_the_dominant_stage_meets_its_constraints_and_keeps_monotone_what_it_admits():
+    rng = np.random.default_rng(3)
+    n, M, C = 300, 2, 4
+    Z = rng.normal(size=(n, M, C)) * 2
+    Z -= Z.mean(axis=2, keepdims=True)
+    eta = 0.5 * Z.sum(axis=1)
+    y = np.argmax(eta + 2.0 * Z[:, 0, ::-1] + rng.gumbel(size=eta.shape), axis=1)  # crossed
+    theta = study.fit_matrix(eta, Z, y, 0.01, diagonal=True, dominant=True)
+    A = study.dominance(M, C, 2 * C)
+    assert (A @ theta).min() >= -1e-7
+    assert theta[:C].min() >= -1 - 1e-9  # slopes 1 + a >= 0
+    free = study.fit_matrix(eta, Z, y, 0.01, diagonal=True)
+    assert (A @ free).min() < -0.1  # the labels pull the free fit out of the cone
+    # a matrix on the cone's boundary, with nothing from a model's own slope, is monotone
+    # on its own; pushed past the boundary it is not
+    off = rng.normal(size=(C, C))
+    off[np.diag_indices(C)] = 0.0
+    # the constraints of t I + O are those of O plus t: t at their smallest's negative
+    B = off - np.eye(C) * (study.dominance(1, C, 0) @ off.ravel()).min()
+    S = rng.normal(size=(200, 1, C)) * 3
+
+    def fused(X, B=B):
+        z = X[:, 0] - X[:, 0].mean(axis=1, keepdims=True)
+        return softmax(z @ B.T, axis=1)
+
+    assert abs((study.dominance(1, C, 0) @ B.ravel()).min()) < 1e-12
+    assert study.drops(fused, S, probabilities=False) == 0
+    B2 = B.copy()
+    B2[np.diag_indices(C)] -= 1.0
+    assert study.drops(lambda X: fused(X, B2), S, probabilities=False) > 0

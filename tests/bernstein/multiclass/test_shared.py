@@ -464,6 +464,21 @@ def test_saves_and_loads_bit_for_bit(tmp_path):
     np.testing.assert_array_equal(loaded.predict(St), model.predict(St))
 
 
+def test_the_smallest_lam_warns_only_if_a_smaller_one_fits_better():
+    # the label-smoothed member needs a flexible correction: its best lam is about 1e-5
+    S, y, *_ = ensemble(3000, C=5, seed=3, smooth=True)
+    kw = {"top_label_penalty": np.inf}
+    with pytest.warns(UserWarning, match="lam=1, the smallest value of lam_grid"):
+        BernsteinFusion(lam_grid=[10.0, 1.0], **kw).fit(S, y)
+    # 1e-6 beats 1e-3 clearly, but one decade further down fits no better: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = BernsteinFusion(lam_grid=[1e-3, 1e-6], **kw).fit(S, y)
+    assert model.lam_ == 1e-6
+    at = {k[2]: v for k, v in model.cv_scores_.items() if not np.isfinite(k[3])}
+    assert at[1e-6] < at[1e-3] - 5e-3
+
+
 def test_per_class_model_is_still_available():
     S, y, St, *_ = ensemble(400, C=3, seed=17, n_test=100)
     model = BernsteinFusion(multiclass="per-class", lam=1e-3, degree=3).fit(S, y)
