@@ -192,12 +192,12 @@ def _fit_source(source, axes, scales, degree, lams, taus, settings, n_eff, progr
 
 def _smaller_fits_better(source, layout, path, pick, lams, tau, settings, ridge) -> bool:
     """Whether, cross-validation having picked the smallest ``lam`` of ``lams`` (largest
-    first), one more step down (a decade, or the grid's own step if finer) fits the held-out
-    rows better by enough to warn (:func:`_edge_matters`), every fold warm started from its
-    solution at the edge; True if that step cannot be fitted. Fitting one CIFAR-100 network
-    on 4,000 rows picked 1e-6 at the edge of the default grid, and a grid extended to 1e-8
-    picked 1e-6 again with the same test log-loss: a warning of the edge alone was false
-    there (benchmarks/RESULTS.md). ``lam = 0`` has nothing below it."""
+    first), one more step down (a decade, or the grid's last step where that is longer)
+    fits the held-out rows better by enough to warn (:func:`_edge_matters`), every fold warm
+    started from its solution at the edge; True if that step cannot be fitted. Fitting one
+    CIFAR-100 network on 4,000 rows picked 1e-6 at the edge of the default grid, and a grid
+    extended to 1e-8 picked 1e-6 again with the same test log-loss: a warning of the edge
+    alone was false there (benchmarks/RESULTS.md). ``lam = 0`` has nothing below it."""
     low, prev = float(lams[-1]), float(lams[-2])
     if low <= 0:
         return False
