@@ -9,6 +9,8 @@ import traceback
 
 import numpy as np
 
+import fusion
+
 
 def median_time(fn, repeats: int) -> float:
     """Median wall-clock seconds of ``repeats`` calls of ``fn()``."""
@@ -27,11 +29,16 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def weight_problems(refit, P: np.ndarray, w: np.ndarray) -> list[str]:
-    """What a sweep's trial finds wrong with its fit's weights: predictions ``P`` (of the fit
-    with weights ``w``) that move when the weights are scaled by 7.3, or when the rows of
-    zero weight are dropped (1e-8). ``refit(rows, weights)`` fits on those rows (a mask, or
-    ``slice(None)``) with those weights and predicts every row."""
+def weight_problems(S, y, kw: dict, P: np.ndarray, w: np.ndarray) -> list[str]:
+    """What a sweep's trial finds wrong with its fit's weights: predictions ``P`` at ``S``
+    of ``fusion.fit(S, y, sample_weight=w, **kw)`` that move when the weights are scaled by
+    7.3, or when the rows of zero weight are dropped (1e-8). (``kw`` may hold
+    ``sample_weight`` itself: the refits replace it.)"""
+
+    def refit(rows, weights):
+        model = fusion.fit(S[rows], y[rows], **{**kw, "sample_weight": weights})
+        return model.predict_proba(S)
+
     problems = []
     scaled = refit(slice(None), w * 7.3)
     if np.abs(P - scaled).max() > 1e-8:

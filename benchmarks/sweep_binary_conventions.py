@@ -116,12 +116,7 @@ def trial(cfg, rng) -> list[str]:
             if p < 1e-6:
                 problems.append(f"score 0, reversed (rank test p = {p:.1g}), read as increasing")
         if w is not None:  # weights: scaled, and zero weights as no rows
-
-            def refit(rows, weights):
-                model = fusion.fit(S[rows], y[rows], sample_weight=weights, **kw)
-                return model.predict_proba(S)
-
-            problems += weight_problems(refit, P, w)
+            problems += weight_problems(S, y, kw, P, w)
     return problems
 
 

@@ -110,12 +110,7 @@ def trial(cfg, rng) -> list[str]:
             problems.append(f"class {k} fell by {drop.max():.2g} as network {m}'s score rose")
         w = cfg["w"]
         if w is not None:  # weights: scaled, and zero weights as no rows
-
-            def refit(rows, weights):
-                model = fusion.fit(S[rows], y[rows], **{**kw, "sample_weight": weights})
-                return model.predict_proba(S)
-
-            problems += weight_problems(refit, P, w)
+            problems += weight_problems(S, y, kw, P, w)
         if cfg["kind"] == "logits":  # one input: log-probabilities and shifted logits
             for name, T in (("log-probabilities", log_softmax(S, axis=-1)), ("shifted", S + 3.7)):
                 Q = fusion.fit(T, y, **kw).predict_proba(T)
